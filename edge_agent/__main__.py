@@ -1,0 +1,3 @@
+from edge_agent.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``edge-fw`` subcommands; each module exposes ``register(subparsers)``."""

@@ -1,0 +1,1 @@
+"""Data generators (deterministic from a seed)."""
