@@ -55,7 +55,7 @@ class Bundle:
 
     @property
     def tokenizer_path(self) -> Path:
-        return self.path / self.manifest["tokenizer"]["file"]
+        return self.path / str(self.manifest["tokenizer"]["file"])
 
     def segments(self, variant: str = "default") -> dict[str, SegmentSpec]:
         """Segments by name for a variant (``default`` or e.g. ``edgetpu``)."""

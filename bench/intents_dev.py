@@ -1,0 +1,222 @@
+"""Intent + slot accuracy on Home Assistant's English test sentences, and out-of-scope rejection.
+
+Usage::
+
+    python bench/intents_dev.py                      # the real recognizer via `edge-agent intents`
+    python bench/intents_dev.py --bundle DIR         # ... with a given bundle
+    python bench/intents_dev.py --proxy 60000        # a stand-in model trained on generated data
+                                                     # (judges the generator; needs TensorFlow)
+
+Inputs: ``../shared/eval/intents/ha_tests_en.jsonl`` (dev set; the home is converted from
+``ha_tests_en_fixtures.yaml`` into our home YAML in a temp dir), ``tests/data/oos_dev.txt``
+(out-of-scope requests, never trained on) and ``tests/data/inscope_dev.jsonl`` (natural
+paraphrases with intents and slots).
+
+Metrics (docs/intents.md, "Measuring"):
+- intent accuracy: predicted intent == expected intent. Records whose expected intent is not in
+  our inventory (HA's HassRespond) expect ``null``.
+- slot accuracy: over every expected slot of every record, the prediction has that slot with an
+  equal value: numbers compared numerically, everything else as case-insensitive strings.
+  Extra predicted slots are not penalized.
+- OOS rejection: share of ``oos_dev.txt`` lines answered with intent ``null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from edge_agent.nlu.home import Home  # noqa: E402
+from edge_agent.nlu.schema import INTENTS  # noqa: E402
+
+DEV = ROOT.parent / "shared" / "eval" / "intents" / "ha_tests_en.jsonl"
+FIXTURES = DEV.with_name("ha_tests_en_fixtures.yaml")
+OOS = ROOT / "tests" / "data" / "oos_dev.txt"
+INSCOPE = ROOT / "tests" / "data" / "inscope_dev.jsonl"
+
+
+def fixtures_to_home(fixtures: dict[str, Any]) -> dict[str, Any]:
+    """HA test fixtures -> our home YAML dict (areas, floors, entities, lists)."""
+    floors = [f["name"] for f in fixtures.get("floors") or []]
+    area_names = {a["id"]: a["name"] for a in fixtures.get("areas") or []}
+    entities: list[dict[str, Any]] = []
+    lists: list[str] = []
+    for ent in fixtures.get("entities") or []:
+        domain = str(ent["id"]).split(".", 1)[0]
+        if domain == "todo":
+            lists.append(ent["name"])
+            continue
+        item: dict[str, Any] = {"name": ent["name"], "domain": domain}
+        if ent.get("area") in area_names:
+            item["area"] = area_names[ent["area"]]
+        dc = (ent.get("attributes") or {}).get("device_class")
+        if dc:
+            item["device_class"] = str(dc)
+        if ent.get("aliases"):
+            item["aliases"] = list(ent["aliases"])
+        entities.append(item)
+    return {"areas": list(area_names.values()), "floors": floors, "entities": entities, "lists": lists}
+
+
+def _equal(expected: Any, got: Any) -> bool:
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            return abs(float(got) - float(expected)) < 1e-6
+        except (TypeError, ValueError):
+            return False
+    return str(expected).strip().lower() == str(got).strip().lower()
+
+
+class Score:
+    def __init__(self) -> None:
+        self.n = 0
+        self.intent_ok = 0
+        self.slots = 0
+        self.slots_ok = 0
+        self.confusion: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.slot_errors: collections.Counter[str] = collections.Counter()
+        self.examples: dict[tuple[str, str], str] = {}
+        self.slot_examples: dict[str, str] = {}
+
+    def add(self, text: str, expected_intent: str | None, expected_slots: dict[str, Any], result: dict[str, Any]) -> None:
+        self.n += 1
+        got = result.get("intent")
+        if got == expected_intent:
+            self.intent_ok += 1
+        else:
+            key = (str(expected_intent), str(got))
+            self.confusion[key] += 1
+            self.examples.setdefault(key, text)
+        slots = result.get("slots") or {}
+        for name, value in expected_slots.items():
+            self.slots += 1
+            if name in slots and _equal(value, slots[name]["value"]):
+                self.slots_ok += 1
+            else:
+                key2 = f"{expected_intent}.{name}"
+                self.slot_errors[key2] += 1
+                gotv = slots[name]["value"] if name in slots else None
+                self.slot_examples.setdefault(key2, f"{text!r}: expected {value!r}, got {gotv!r}")
+
+    def report(self, title: str, top: int = 15) -> None:
+        ia = 100.0 * self.intent_ok / max(1, self.n)
+        sa = 100.0 * self.slots_ok / max(1, self.slots)
+        print(f"== {title}: {self.n} sentences")
+        print(f"intent accuracy {ia:.2f}%  ({self.intent_ok}/{self.n})")
+        if self.slots:
+            print(f"slot accuracy   {sa:.2f}%  ({self.slots_ok}/{self.slots} expected slots)")
+        for (exp, got), count in self.confusion.most_common(top):
+            print(f"  intent {exp} -> {got}: {count}   e.g. {self.examples[(exp, got)]!r}")
+        for key, count in self.slot_errors.most_common(top):
+            print(f"  slot {key}: {count}   e.g. {self.slot_examples[key]}")
+
+
+# ------------------------------------------------------------------------------ recognizers
+def run_cli(items: Sequence[tuple[str, str | None]], home_path: Path, bundle: str | None) -> list[dict[str, Any]]:
+    """Send (text, context area) lines through `edge-agent intents`; one JSON result per line."""
+    lines = []
+    for text, area in items:
+        lines.append(json.dumps({"text": text, "context": {"area": area}}) if area else text.replace("\n", " "))
+    cmd = [sys.executable, "-m", "edge_agent", "intents", "--home", str(home_path)]
+    if bundle:
+        cmd += ["--bundle", bundle]
+    proc = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"edge-agent intents failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if len(out) != len(items):
+        raise SystemExit(f"edge-agent intents returned {len(out)} lines for {len(items)} inputs")
+    return out
+
+
+class ProxyRunner:
+    def __init__(self, n: int, seed: int, epochs: int) -> None:
+        from bench.intent_proxy import ProxyRecognizer
+        from firmware_tools.data.intents import generate
+
+        examples = generate(seed, n)
+        self.model = ProxyRecognizer(epochs=epochs, seed=seed)
+        self.model.fit(examples)
+
+    def __call__(self, items: Sequence[tuple[str, str | None]], home: Home | None) -> list[dict[str, Any]]:
+        results = self.model.recognize([t for t, _ in items], home, [a for _, a in items])
+        return [r.to_dict() for r in results]
+
+
+# ------------------------------------------------------------------------------ main
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", help="bundle directory for edge-agent intents")
+    ap.add_argument("--proxy", type=int, default=0, metavar="N", help="train a stand-in model on N generated examples")
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--top", type=int, default=15, help="how many top errors to list")
+    args = ap.parse_args(argv)
+
+    dev = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
+    home_dict = fixtures_to_home(yaml.safe_load(FIXTURES.read_text(encoding="utf-8")))
+    home = Home.from_dict(home_dict)
+    oos = [line.strip() for line in OOS.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    inscope = [json.loads(line) for line in INSCOPE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    dev_items = [(r["text"], (r.get("context") or {}).get("area")) for r in dev]
+    ins_items = [(r["text"], r.get("context_area")) for r in inscope]
+    oos_items = [(t, None) for t in oos]
+    with tempfile.TemporaryDirectory() as tmp:
+        home_path = Path(tmp) / "home.yaml"
+        home_path.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
+        if args.proxy:
+            runner = ProxyRunner(args.proxy, args.seed, args.epochs)
+            dev_out = runner(dev_items, home)
+            ins_out = runner(ins_items, Home.from_dict(_inscope_home()))
+            oos_out = runner(oos_items, home)
+        else:
+            dev_out = run_cli(dev_items, home_path, args.bundle)
+            ins_home = Path(tmp) / "inscope_home.yaml"
+            ins_home.write_text(yaml.safe_dump(_inscope_home(), sort_keys=False), encoding="utf-8")
+            ins_out = run_cli(ins_items, ins_home, args.bundle)
+            oos_out = run_cli(oos_items, home_path, args.bundle)
+
+    score = Score()
+    for rec, res in zip(dev, dev_out, strict=True):
+        expected = rec["intent"] if rec["intent"] in INTENTS else None
+        score.add(rec["text"], expected, rec["slots"] if expected else {}, res)
+    score.report("HA dev set (ha_tests_en.jsonl)", args.top)
+
+    ins = Score()
+    for rec, res in zip(inscope, ins_out, strict=True):
+        ins.add(rec["text"], rec["intent"], rec.get("slots") or {}, res)
+    ins.report("natural in-scope paraphrases (tests/data/inscope_dev.jsonl)", args.top)
+
+    rejected = sum(1 for r in oos_out if r.get("intent") is None)
+    print(f"== out-of-scope rejection: {100.0 * rejected / max(1, len(oos_out)):.2f}%  ({rejected}/{len(oos_out)})")
+    leaks = collections.Counter(r["intent"] for r in oos_out if r.get("intent") is not None)
+    for (text, _), r in zip(oos_items, oos_out, strict=True):
+        if r.get("intent") is not None and leaks[r["intent"]] > 0:
+            print(f"  accepted as {r['intent']}: {text!r}")
+            leaks[r["intent"]] -= 1 if leaks[r["intent"]] > 0 else 0
+    return 0
+
+
+def _inscope_home() -> dict[str, Any]:
+    path = ROOT / "tests" / "data" / "home_example.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,213 @@
+"""Composition root: config -> engines -> pipeline -> transport; lifecycle and signals.
+
+``Agent`` wires the parts; ``run_agent`` is what ``edge-agent run`` calls. The engines (intent
+recognizer, log service) can be injected, which is how tests and the demo run the agent in-process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TextIO
+
+import structlog
+
+from edge_agent.config import Config
+from edge_agent.errors import EdgeAgentError
+from edge_agent.messages import status as status_msg
+from edge_agent.messages.topics import SiteTopics
+from edge_agent.pipeline.core import Envelope, Outcome, Registry
+from edge_agent.pipeline.handlers import (
+    DeadLetters,
+    IntentHandler,
+    LogHandler,
+    LogServiceLike,
+    RecognizerLike,
+    logs_route,
+    transcript_route,
+)
+from edge_agent.pipeline.service import Pipeline
+from edge_agent.transport.mqtt import MqttTransport
+
+__all__ = ["Agent", "Engines", "build_engines", "configure_logging", "run_agent"]
+
+_log = structlog.get_logger("edge_agent.app")
+
+EXIT_OK = 0
+EXIT_TRANSPORT = 3
+EXIT_STARTUP = 4
+
+
+@dataclass
+class Engines:
+    """What the handlers run: the intent recognizer, the log service (None: logs go to the DLQ)."""
+
+    recognizer: RecognizerLike
+    model_id: str
+    log_service: LogServiceLike | None = None
+
+
+def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -> None:
+    """structlog JSON lines on stderr (journald keeps one record per line)."""
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+def build_engines(config: Config) -> Engines:
+    """Load the bundle, the model, the recognizer and the log service named by ``config``."""
+    from edge_agent.nlu.home import Home
+    from edge_agent.nlu.recognizer import IntentRecognizer
+    from edge_agent.runtime.bundle import default_bundle_path, load_bundle
+    from edge_agent.runtime.model import Model
+
+    bundle = load_bundle(config.model.bundle or default_bundle_path())
+    model = Model(bundle, backend=config.model.backend, threads=config.model.threads)
+    home = Home.from_dict(config.home.model_dump(exclude_none=True), source="config home")
+    recognizer = IntentRecognizer(model, home)
+    return Engines(recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model))
+
+
+def _log_service(config: Config, model: Any) -> LogServiceLike | None:
+    try:
+        logs_service = importlib.import_module("edge_agent.logs.service")
+    except ModuleNotFoundError as exc:
+        if exc.name != "edge_agent.logs.service":
+            raise
+        _log.warning("app.logs_unavailable", reason="edge_agent.logs.service is not part of this build")
+        return None
+    factory: Callable[..., LogServiceLike] = logs_service.LogService
+    return factory(model=model, config=config.logs)
+
+
+class _NoLogService:
+    """Stands in when the build has no log service: every log input goes to the DLQ, with the reason."""
+
+    kind = "logs"
+    priority = 10
+    batch_max = 64
+    batch_wait_s = 0.0
+
+    def __init__(self, dead: DeadLetters) -> None:
+        self.dead = dead
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        return [self.dead.outcome(env, "log summaries are not available in this build") for env in batch]
+
+
+class Agent:
+    """One running agent: transport + pipeline + handlers for one site."""
+
+    def __init__(self, config: Config, engines: Engines, stopping: threading.Event | None = None) -> None:
+        self.config = config
+        self.topics = SiteTopics(config.topics.prefix, config.site_id)
+        self.stopping = stopping or threading.Event()
+        self.registry = Registry()
+        self._pipeline: Pipeline | None = None
+        dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
+        self._register(engines, dead)
+        self.transport = MqttTransport(
+            config.mqtt,
+            client_id=config.client_id,
+            status_topic=status_msg.topic(self.topics),
+            subscriptions=self.registry.subscriptions(),
+            on_message=self._on_message,
+            online=status_msg.ONLINE,
+            offline=status_msg.OFFLINE,
+            receive_maximum=config.pipeline.queue_size,
+        )
+        self.pipeline = Pipeline(
+            self.registry, self.transport, self.transport, self.topics, config.pipeline,
+            extra_counters=self.transport.counters.as_dict,
+        )
+        self._pipeline = self.pipeline
+
+    def _register(self, engines: Engines, dead: DeadLetters) -> None:
+        """One line per input kind."""
+        p = self.config.pipeline
+        intents = IntentHandler(
+            engines.recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max
+        )
+        self.registry.add(transcript_route(self.topics), intents)
+        if engines.log_service is not None:
+            wait_s = p.log_batch_wait_ms / 1000
+            logs = LogHandler(engines.log_service, self.topics, dead, p.log_batch_max, wait_s)
+            self.registry.add(logs_route(self.topics), logs)
+        else:
+            self.registry.add(logs_route(self.topics), _NoLogService(dead))
+
+    def _on_message(self, inbound: Any) -> None:
+        if self._pipeline is not None:
+            self._pipeline.submit(inbound)
+
+    def start(self) -> None:
+        self.pipeline.start()
+        self.transport.start()
+
+    def request_stop(self, *_args: object) -> None:
+        self.stopping.set()
+
+    def wait(self) -> int:
+        """Block until a stop is requested or the transport fails for good; then shut down."""
+        while not self.stopping.wait(0.2):
+            if self.transport.fatal is not None:
+                _log.error("app.transport_failed", error=str(self.transport.fatal))
+                print(f"edge-agent: {self.transport.fatal}", file=sys.stderr)
+                self.pipeline.stop()
+                self.transport.close(timeout=1.0)
+                return EXIT_TRANSPORT
+        self.shutdown()
+        return EXIT_OK
+
+    def shutdown(self) -> None:
+        """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
+        _log.info("app.stopping", queued=len(self.pipeline.queue))
+        self.transport.stop_accepting()
+        timeout = self.config.pipeline.drain_timeout_s
+        drained = self.pipeline.drain(timeout)
+        self.pipeline.flush()  # open log windows become summaries now rather than never
+        drained = self.pipeline.drain(timeout) and drained
+        if not drained:
+            _log.warning("app.drain_incomplete", note="unacknowledged inputs are redelivered by the broker")
+        self.pipeline.stop()
+        self.transport.close()
+        _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
+
+
+def run_agent(config: Config, engines: Engines | None = None) -> int:
+    """Run until SIGTERM/SIGINT; returns the process exit code."""
+    configure_logging()
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        _log.info("app.signal", signal=signal.Signals(signum).name)
+        stop.set()
+
+    # installed first, so a SIGTERM during start-up (model loading) is a clean stop too
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        engines = engines or build_engines(config)
+        agent = Agent(config, engines, stopping=stop)
+    except EdgeAgentError as exc:
+        _log.error("app.startup_failed", error=str(exc))
+        print(f"edge-agent: {exc}", file=sys.stderr)
+        return EXIT_STARTUP
+    _log.info("app.starting", site=config.site_id, broker=f"{config.mqtt.host}:{config.mqtt.port}",
+              protocol=config.mqtt.protocol, model=engines.model_id)
+    agent.start()
+    return agent.wait()

@@ -1,0 +1,85 @@
+"""``edge-agent intents``: one text per line on stdin -> one JSON result per line on stdout.
+
+A line may also be a JSON object ``{"text": ..., "context": {"area": ...}}``. Every input line
+gives exactly one output line: empty lines, undecodable bytes and over-long lines included
+(an over-long text is cut to the model's window and the result says ``"truncated": true``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from edge_agent.errors import EdgeAgentError
+from edge_agent.nlu.result import IntentResult
+
+__all__ = ["parse_line", "register", "run"]
+
+_BACKENDS = ("auto", "tflite-runtime", "litert")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser("intents", help="recognize intents: text lines on stdin, JSON lines on stdout")
+    p.add_argument("--home", type=Path, help="home YAML (areas, entities, lists) to resolve names against")
+    p.add_argument("--bundle", type=Path, help="model bundle directory (default: the shipped bundle)")
+    p.add_argument("--backend", choices=_BACKENDS, default="auto", help="TFLite interpreter package")
+    p.add_argument("--threads", type=int, default=1, help="interpreter threads (default 1)")
+    p.add_argument("--residency", choices=("resident", "stream", "auto"), default="resident",
+                   help="keep all segments mapped (resident) or stream them under a weight budget")
+    p.add_argument("--weight-budget-mb", type=float, default=None,
+                   help="RAM budget for weights when streaming")
+    p.set_defaults(func=_main)
+
+
+def parse_line(raw: bytes) -> tuple[str, str | None]:
+    """(text, context area) of one input line; undecodable bytes become U+FFFD."""
+    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    stripped = line.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        try:
+            obj = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            return line, None
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str):
+            context = obj.get("context")
+            area = context.get("area") if isinstance(context, dict) else None
+            return obj["text"], area if isinstance(area, str) and area else None
+    return line, None
+
+
+def run(recognizer: Any, lines: Iterator[bytes], out: IO[bytes]) -> int:
+    """Process ``lines``; returns the number of results written."""
+    n = 0
+    for raw in lines:
+        text, area = parse_line(raw)
+        if text.strip():
+            result = recognizer.recognize([text], context_area=area)[0]
+        else:
+            result = IntentResult(text, None, 0.0)
+        out.write(orjson.dumps(result.to_dict()) + b"\n")
+        out.flush()
+        n += 1
+    return n
+
+
+def _main(args: argparse.Namespace) -> int:
+    from edge_agent.nlu.home import Home
+    from edge_agent.nlu.recognizer import IntentRecognizer
+    from edge_agent.runtime.bundle import default_bundle_path, load_bundle
+    from edge_agent.runtime.model import Model
+
+    try:
+        home = Home.load(args.home) if args.home else None
+        bundle = load_bundle(args.bundle or default_bundle_path())
+        model = Model(bundle, backend=args.backend, threads=args.threads, residency=args.residency,
+                      weight_budget_mb=args.weight_budget_mb)
+    except EdgeAgentError as exc:
+        print(f"edge-agent intents: {exc}", file=sys.stderr)
+        return 2
+    run(IntentRecognizer(model, home), iter(sys.stdin.buffer.readline, b""), sys.stdout.buffer)
+    return 0

@@ -1,0 +1,136 @@
+"""``edge-agent logs classify|summarize``: log lines in (a file or stdin), JSON lines out.
+
+``classify`` writes one JSON object per input line, always (empty, undecodable and over-long
+lines included; those say ``"truncated": true`` or ``"invalid_utf8": true``)::
+
+    {"line", "severity", "category", "anomaly", "score", "template", "template_id"}
+
+``summarize`` writes the alert and summary payloads the agent would publish, one per line.
+Without a model bundle the labels come from keyword rules (said once on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from edge_agent.errors import EdgeAgentError
+from edge_agent.logs.config import LogsConfig
+from edge_agent.logs.parse import decode_line
+from edge_agent.logs.records import RawLine
+
+__all__ = ["read_lines", "register"]
+
+_CHUNK = 256
+_BACKENDS = ("auto", "tflite-runtime", "litert")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser("logs", help="classify or summarize log lines (file or stdin)")
+    actions = p.add_subparsers(dest="logs_command", required=True)
+    c = actions.add_parser("classify", help="one JSON label per input line")
+    _common(c)
+    c.set_defaults(func=_classify)
+    s = actions.add_parser("summarize", help="window summaries and alerts as JSON lines")
+    _common(s)
+    s.add_argument("--window-lines", type=int, default=None, help="close a window after N lines")
+    s.add_argument("--window-s", type=float, default=None, help="close a window after S seconds")
+    s.add_argument("--source", default=None, help="source name in the payloads (default: file name)")
+    s.set_defaults(func=_summarize)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", default="-", help="log file, or - for stdin (default)")
+    p.add_argument("--bundle", type=Path, help="model bundle directory (default: the shipped bundle)")
+    p.add_argument("--backend", choices=_BACKENDS, default="auto", help="TFLite interpreter package")
+    p.add_argument("--no-model", action="store_true", help="keyword labels only, even with a bundle")
+    p.add_argument("--state-dir", type=Path, default=None, help="keep templates here across runs")
+
+
+def read_lines(fh: IO[bytes]) -> Iterator[tuple[str, bool]]:
+    """(text, was invalid UTF-8) per line of ``fh``; CR/LF endings removed."""
+    for raw in iter(fh.readline, b""):
+        text, invalid = decode_line(raw.rstrip(b"\r\n"))
+        yield text, invalid
+
+
+def _load_model(args: argparse.Namespace) -> Any:
+    if args.no_model:
+        return None
+    from edge_agent.runtime.bundle import default_bundle_path, load_bundle
+    from edge_agent.runtime.model import Model
+
+    path = args.bundle or default_bundle_path()
+    if args.bundle is None and not (Path(path) / "manifest.json").exists():
+        print("edge-agent logs: no model bundle installed; labels come from keyword rules", file=sys.stderr)
+        return None
+    return Model(load_bundle(path), backend=args.backend)
+
+
+def _service(args: argparse.Namespace, **overrides: Any) -> Any:
+    from edge_agent.logs.service import LogService
+
+    fields = {k: v for k, v in overrides.items() if v is not None}
+    if args.state_dir is not None:
+        fields["state_dir"] = str(args.state_dir)
+    return LogService(model=_load_model(args), config=LogsConfig(**fields))
+
+
+def _open(name: str) -> IO[bytes]:
+    return sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+
+
+def _chunks(fh: IO[bytes]) -> Iterator[list[tuple[str, bool]]]:
+    chunk: list[tuple[str, bool]] = []
+    for item in read_lines(fh):
+        chunk.append(item)
+        if len(chunk) >= _CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _classify(args: argparse.Namespace) -> int:
+    try:
+        service = _service(args)
+        fh = _open(args.file)
+    except (EdgeAgentError, OSError) as exc:
+        print(f"edge-agent logs classify: {exc}", file=sys.stderr)
+        return 2
+    out = sys.stdout.buffer
+    with fh:
+        for chunk in _chunks(fh):
+            for (_, invalid), result in zip(chunk, service.process([RawLine(t) for t, _ in chunk])):
+                doc = result.to_dict()
+                if invalid:
+                    doc["invalid_utf8"] = True
+                out.write(orjson.dumps(doc) + b"\n")
+            out.flush()
+    service.save()
+    return 0
+
+
+def _summarize(args: argparse.Namespace) -> int:
+    source = args.source or ("stdin" if args.file == "-" else Path(args.file).name.replace("/", "_") or "file")
+    try:
+        service = _service(args, window_lines=args.window_lines, window_s=args.window_s)
+        fh = _open(args.file)
+    except (EdgeAgentError, OSError, ValueError) as exc:
+        print(f"edge-agent logs summarize: {exc}", file=sys.stderr)
+        return 2
+    out = sys.stdout.buffer
+    with fh:
+        for chunk in _chunks(fh):
+            for msg in service.ingest(source, [RawLine(t) for t, _ in chunk], time.time()):
+                out.write(orjson.dumps(msg.payload) + b"\n")
+            out.flush()
+    for msg in service.flush(time.time()):
+        out.write(orjson.dumps(msg.payload) + b"\n")
+    return 0

@@ -1,0 +1,47 @@
+"""``edge-agent run --config FILE`` and ``edge-agent check-config FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from edge_agent.errors import ConfigError
+
+__all__ = ["register"]
+
+EXIT_INVALID = 2
+
+
+def register(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run the agent on an MQTT broker")
+    run.add_argument("--config", "-c", metavar="FILE", help="YAML config (default: built-in defaults)")
+    run.set_defaults(func=_run)
+    check = subparsers.add_parser("check-config", help="validate a config file (exit 0 valid, 2 invalid)")
+    check.add_argument("file", metavar="FILE")
+    check.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from edge_agent.config import load
+
+    try:
+        config = load(args.file)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INVALID
+    print(f"{args.file}: valid (site {config.site_id!r}, broker {config.mqtt.host}:{config.mqtt.port}, "
+          f"MQTT {config.mqtt.protocol})")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from edge_agent.app import run_agent
+    from edge_agent.config import Config, load
+
+    try:
+        config = load(args.config) if args.config else Config.model_validate({})
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INVALID
+    return run_agent(config)

@@ -1,0 +1,1 @@
+"""The demo: a private mosquitto, sample transcripts and log lines (written for this project)."""

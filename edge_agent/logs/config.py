@@ -1,0 +1,46 @@
+"""Typed settings of the log summaries (``logs:`` in the agent config). Unknown keys are refused."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["LogsConfig"]
+
+
+class LogsConfig(BaseModel):
+    """Windows, change detection and alerting of the log summaries, per source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    window_s: float = Field(60.0, gt=0, le=86400, description="A summary closes after this many seconds.")
+    window_lines: int = Field(
+        5000, ge=1, le=1_000_000, description="A summary closes early after this many lines."
+    )
+    top_templates: int = Field(5, ge=1, le=100, description="Templates listed in a summary, most frequent first.")
+    max_anomalies: int = Field(10, ge=0, le=1000, description="Anomalous lines listed in a summary (highest score).")
+    max_line_chars: int = Field(
+        8192, ge=64, le=1_000_000, description="Longer lines are cut to this many characters (flagged truncated)."
+    )
+    baseline_alpha: float = Field(
+        0.3, gt=0, le=1, description="EWMA weight of the newest window in a template's rate baseline."
+    )
+    surge_factor: float = Field(
+        3.0, gt=1, description="A template surges when its window rate is this many times its baseline."
+    )
+    surge_min_count: int = Field(10, ge=1, description="A surge needs at least this many lines in the window.")
+    anomaly_threshold: float = Field(0.5, ge=0, le=1, description="Anomaly score from which a line is anomalous.")
+    alert_threshold: float = Field(
+        0.8, ge=0, le=1, description="Anomaly score from which a critical line is alerted at once."
+    )
+    alert_cooldown_s: float = Field(
+        60.0, ge=0, description="A template alerts at most once per this many seconds per source."
+    )
+    max_sources: int = Field(256, ge=1, le=100_000, description="Sources tracked at once (oldest idle evicted).")
+    max_templates: int = Field(
+        5000, ge=10, le=1_000_000, description="Templates kept per source before least-recent ones are dropped."
+    )
+    state_dir: str | None = Field(
+        None, description="Directory where template state is kept across restarts (none: not kept)."
+    )
+    state_key: str = Field("logs-templates", min_length=1, description="Store key of the template state.")
+    save_every_s: float = Field(60.0, ge=0, description="Template state is saved at most this often (0: every tick).")

@@ -1,0 +1,223 @@
+"""Generic recognition of log-line headers (timestamps, hosts, pids, levels, threads, loggers).
+
+No format is configured: a header is the run of leading fields that look like header fields
+(dates and times of many shapes, numbers, ids with digits, separators, bracket groups, host
+names, level words), optionally closed by a level and then a logger/tag (``name[pid]:``,
+``a.b.C:``, ``[thread]``, ``program -``). What follows is the message. The split is a pure
+function of the line, so the same header shape always yields the same message start.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["HeaderSplit", "split_header", "LEVEL_WORDS"]
+
+# level words (case-insensitive) -> our severity names
+LEVEL_WORDS: dict[str, str] = {
+    "trace": "debug", "debug": "debug", "dbg": "debug", "verbose": "debug", "fine": "debug",
+    "finer": "debug", "finest": "debug",
+    "info": "info", "information": "info", "informational": "info",
+    "notice": "notice",
+    "warn": "warning", "warning": "warning",
+    "err": "error", "error": "error", "severe": "error",
+    "crit": "critical", "critical": "critical", "fatal": "critical", "alert": "critical",
+    "emerg": "critical", "emergency": "critical", "panic": "critical", "failure": "error",
+}
+# single letters (Android/glog style) are levels only inside a header with numbers before them
+_LETTER_LEVELS: dict[str, str] = {
+    "V": "debug", "D": "debug", "I": "info", "N": "notice", "W": "warning", "E": "error", "F": "critical",
+    "A": "critical", "C": "critical",
+}
+
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+_DAYS = "mon|tue|wed|thu|fri|sat|sun"
+_DATEISH = re.compile(
+    r"^(?:"
+    r"\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?(?:[-_T ]?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[.,:]\d+)?)?"  # dates
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:[.,:]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"  # times
+    r"|\d{8}(?:[-T_]\d{1,2}:\d{1,2}:\d{1,2}(?:[.,:]\d+)?)?"  # compact dates
+    r"|\d{4}-\d{2}-\d{2}T\S+"  # ISO 8601
+    r"|1\d{9}(?:\.\d+)?"  # epoch seconds (2001..2286)
+    rf"|(?:{_MONTHS})[a-z]*|(?:{_DAYS})[a-z]*"  # names
+    r")[,:]?$",
+    re.IGNORECASE,
+)
+_SEPARATOR = re.compile(r"^(?:-+|\||:|,|;|>+|=+|\*+|#+|\.)$")
+# logger / tag: name[pid]: name(sub)[pid]: a.b.C: path/prog[pid]:
+_TAG = re.compile(r"^[\w.$@/()<>~+#-]{1,120}(?:\[[^\]\s]{0,40}\])?:$")
+_TAG_NOCOLON = re.compile(r"^[\w.$@/()~+#-]{1,120}\[[^\]\s]{0,40}\]$")
+_DOTTED = re.compile(r"^[A-Za-z_][\w$-]*(?:\.[A-Za-z_$][\w$-]*){1,}$")
+_HOSTISH = re.compile(r"^[\w.-]*\d[\w.:@/-]*$|^[\w-]+(?:\.[\w-]+)+$")
+_UPPER = re.compile(r"^[A-Z][A-Z0-9_]{1,11}$")
+_MAX_HEADER_TOKENS = 14
+_MAX_BRACKET = 200
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderSplit:
+    """Where the message starts in the line, and what the header said."""
+
+    message_start: int
+    level: str | None
+    tag: str | None
+    has_time: bool
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    start: int
+    end: int
+
+
+def _tokens(line: str, limit: int) -> list[_Tok]:
+    """The first ``limit`` header tokens: whitespace-separated, bracket groups kept whole,
+    ``a|b|c`` pipe fields split."""
+    out: list[_Tok] = []
+    i, n = 0, len(line)
+    while i < n and len(out) < limit:
+        while i < n and line[i] in " \t":
+            i += 1
+        if i >= n:
+            break
+        if line[i] in "[(<{":
+            end = _close_bracket(line, i)
+            if end > 0:
+                out.append(_Tok(line[i:end], i, end))
+                i = end
+                continue
+        j = i
+        while j < n and line[j] not in " \t|":
+            j += 1
+        if j == i:  # a pipe
+            j = i + 1
+        out.append(_Tok(line[i:j], i, j))
+        i = j
+    return out
+
+
+def _close_bracket(line: str, i: int) -> int:
+    pairs = {"[": "]", "(": ")", "<": ">", "{": "}"}
+    opener, closer = line[i], pairs[line[i]]
+    depth = 0
+    stop = min(len(line), i + _MAX_BRACKET)
+    for j in range(i, stop):
+        c = line[j]
+        if c == opener:
+            depth += 1
+        elif c == closer:
+            depth -= 1
+            if depth == 0:
+                end = j + 1
+                if end < len(line) and line[end] in ":,":
+                    end += 1
+                return end
+    return -1
+
+
+def _level_of(tok: str, allow_letter: bool) -> str | None:
+    word = tok.strip("[]<>():,")
+    sev = LEVEL_WORDS.get(word.lower())
+    if sev is not None and (word.isupper() or word.islower() or word.istitle()):
+        return sev
+    if allow_letter and len(word) == 1 and tok in (word, word + ":", word + "/"):
+        return _LETTER_LEVELS.get(word)
+    return None
+
+
+def _is_time(tok: str) -> bool:
+    t = tok.strip("[]()<>,")
+    if _DATEISH.match(t):
+        return True
+    return any(_DATEISH.match(part) for part in t.split() if part) and " " in t
+
+
+def _headerish(tok: str) -> bool:
+    """A field that can stand in a header before the level/tag."""
+    if tok[0] in "[(<{" or _SEPARATOR.match(tok) or _is_time(tok):
+        return True
+    bare = tok.rstrip(",:")
+    if any(c.isdigit() for c in bare) or _HOSTISH.match(bare):
+        return True
+    return bool(_UPPER.match(bare))
+
+
+def split_header(line: str) -> HeaderSplit:
+    """Find where the message of ``line`` starts (0 when no header is recognized)."""
+    toks = _tokens(line, _MAX_HEADER_TOKENS)
+    if len(toks) < 2:
+        return HeaderSplit(0, None, None, False)
+    has_time = False
+    numeric_seen = False
+    level: str | None = None
+    tag: str | None = None
+    k = 0
+    while k < len(toks):
+        t = toks[k].text
+        level = _level_of(t, allow_letter=numeric_seen and k >= 2)
+        if level is not None:
+            k += 1
+            break
+        if _is_time(t):
+            has_time = numeric_seen = True
+        elif len(t) > 1 and _TAG.match(t) and (has_time or numeric_seen):
+            tag = t.rstrip(":")
+            k += 1
+            break
+        elif k and _is_time(toks[k - 1].text) and k + 1 < len(toks) and _TAG.match(toks[k + 1].text):
+            tag = toks[k + 1].text.rstrip(":")  # "host prog[pid]:" of syslog
+            k += 2
+            break
+        elif _headerish(t) or (k + 1 < len(toks) and toks[k + 1].text == "|" and " " not in t):
+            numeric_seen = numeric_seen or any(c.isdigit() for c in t)
+        else:
+            break
+        k += 1
+    if level is None and tag is None and not has_time:
+        return HeaderSplit(0, None, None, False)
+    if tag is not None:
+        if k < len(toks):
+            level = _level_of(toks[k].text, allow_letter=False)
+            k += level is not None
+    else:
+        k, tag = _after_level(toks, k, level is not None)
+    if k >= len(toks):
+        start = toks[-1].end if len(toks) == _MAX_HEADER_TOKENS else len(line)
+    else:
+        start = toks[k].start
+    return HeaderSplit(start, level, tag, has_time)
+
+
+def _after_level(toks: list[_Tok], k: int, had_level: bool) -> tuple[int, str | None]:
+    """After the level (or timestamp run): bracket groups, separators, and one logger/tag."""
+    tag: str | None = None
+    dotted_used = False
+    while k < len(toks):
+        t = toks[k].text
+        if t[0] in "[({<" and len(toks) > k + 1:
+            k += 1
+            continue
+        if _SEPARATOR.match(t):
+            k += 1
+            continue
+        if tag is None and _TAG.match(t) and len(t) > 1:
+            tag = t.rstrip(":")
+            k += 1
+            continue
+        if tag is None and _TAG_NOCOLON.match(t):
+            tag = t
+            k += 1
+            continue
+        if tag is None and not dotted_used and _DOTTED.match(t) and had_level:
+            dotted_used = True
+            tag = t
+            k += 1
+            continue
+        if tag is None and k + 1 < len(toks) and toks[k + 1].text == "-" and not _SEPARATOR.match(t):
+            tag = t  # "program - message"
+            k += 2
+            continue
+        break
+    return k, tag

@@ -1,0 +1,213 @@
+"""Parsing what devices send: RFC 5424 and RFC 3164 syslog, JSON lines, and plain text with
+headers of unknown formats (see ``header.py``). Never raises on content: binary, huge or
+oddly encoded lines come back as a ``ParsedLine`` with what could be read."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from edge_agent.logs.header import LEVEL_WORDS, split_header
+from edge_agent.logs.records import RawLine
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "ParsedLine",
+    "clean_text",
+    "decode_line",
+    "infer_severity",
+    "normalize_level",
+    "parse_line",
+]
+
+DEFAULT_MAX_CHARS = 8192
+_PRI_SEVERITY = ("critical", "critical", "critical", "error", "warning", "notice", "info", "debug")
+_SYSLOG_5424 = re.compile(
+    r"^<(?P<pri>\d{1,3})>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) "
+    r"(?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
+    re.DOTALL,
+)
+_SYSLOG_3164 = re.compile(
+    r"^(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<host>\S+) "
+    r"(?P<app>[^\s:\[]{1,64})(?:\[(?P<pid>[^\]]{0,32})\])?: ?(?P<msg>.*)$",
+    re.DOTALL,
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# (pattern, severity), most severe first; whole words, case-insensitive
+_SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), s)
+    for p, s in (
+        (r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
+         r"thermal shutdown|overheat\w*|watchdog)\b", "critical"),
+        (r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
+         r"crash\w*|broken|lost|unreachable)\b", "error"),
+        (r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
+         r"disconnect\w*|dropped|unexpected)\b", "warning"),
+        (r"\b(?:debug|trace)\b", "debug"),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """One line, split: source timestamp (epoch seconds) and level when the line carried them,
+    host and app when a header named them, the message without its header."""
+
+    text: str
+    message: str
+    ts: float | None = None
+    level: str | None = None
+    host: str | None = None
+    app: str | None = None
+    truncated: bool = False
+    format: str = "text"
+
+
+def decode_line(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 text of ``raw``; invalid bytes become U+FFFD. Returns (text, was_invalid)."""
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace"), True
+
+
+def clean_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, bool]:
+    """Cut to ``max_chars`` and replace control characters (binary junk) by spaces."""
+    truncated = len(text) > max_chars
+    if truncated:
+        text = text[:max_chars]
+    text = text.rstrip("\r\n")
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(" ", text)
+    return text, truncated
+
+
+def normalize_level(level: object) -> str | None:
+    """A source's level (word, letter or syslog number) as one of our severity names."""
+    if isinstance(level, bool):
+        return None
+    if isinstance(level, int) and 0 <= level <= 7:
+        return _PRI_SEVERITY[level]
+    if not isinstance(level, str) or not level.strip():
+        return None
+    word = level.strip().strip("[]<>:").lower()
+    if word.isdigit() and int(word) <= 7:
+        return _PRI_SEVERITY[int(word)]
+    if word in LEVEL_WORDS:
+        return LEVEL_WORDS[word]
+    letters = {"v": "debug", "d": "debug", "i": "info", "n": "notice", "w": "warning", "e": "error",
+               "f": "critical", "c": "critical"}
+    return letters.get(word)
+
+
+def infer_severity(message: str) -> str:
+    """Severity from the words of a message without a level (``info`` when nothing stands out)."""
+    for pattern, severity in _SEVERITY_WORDS:
+        if pattern.search(message):
+            return severity
+    return "info"
+
+
+def parse_line(line: RawLine | str, max_chars: int = DEFAULT_MAX_CHARS) -> ParsedLine:
+    """Parse one received line (see module doc). ``RawLine.ts``/``level`` win over the text's."""
+    raw = line if isinstance(line, RawLine) else RawLine(text=line)
+    text, truncated = clean_text(raw.text, max_chars)
+    parsed = _parse_text(text)
+    level = normalize_level(raw.level) if raw.level is not None else None
+    return ParsedLine(
+        text=text,
+        message=parsed.message,
+        ts=raw.ts if raw.ts is not None else parsed.ts,
+        level=level or parsed.level,
+        host=parsed.host,
+        app=parsed.app,
+        truncated=truncated,
+        format=parsed.format,
+    )
+
+
+def _parse_text(text: str) -> ParsedLine:
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        js = _parse_json(stripped)
+        if js is not None:
+            return js
+    if stripped.startswith("<"):
+        m5 = _SYSLOG_5424.match(stripped)
+        if m5:
+            return _from_5424(stripped, m5)
+    m3 = _SYSLOG_3164.match(stripped)
+    if m3:
+        return _from_3164(stripped, m3)
+    split = split_header(text)
+    return ParsedLine(
+        text=text, message=text[split.message_start :], level=split.level, app=split.tag, format="text"
+    )
+
+
+def _pri_severity(pri: str | None) -> str | None:
+    if pri is None or int(pri) > 191:
+        return None
+    return _PRI_SEVERITY[int(pri) % 8]
+
+
+def _from_5424(text: str, m: re.Match[str]) -> ParsedLine:
+    nil = {"-"}
+    return ParsedLine(
+        text=text,
+        message=(m.group("msg") or "").removeprefix("\ufeff"),
+        ts=_parse_ts(m.group("ts")),
+        level=_pri_severity(m.group("pri")),
+        host=None if m.group("host") in nil else m.group("host"),
+        app=None if m.group("app") in nil else m.group("app"),
+        format="rfc5424",
+    )
+
+
+def _from_3164(text: str, m: re.Match[str]) -> ParsedLine:
+    message = m.group("msg")
+    level = _pri_severity(m.group("pri"))
+    if level is None:  # "app: <level> message" is common
+        split = split_header(message)
+        if split.level is not None and split.message_start:
+            level, message = split.level, message[split.message_start :]
+    return ParsedLine(
+        text=text, message=message, level=level, host=m.group("host"), app=m.group("app"), format="rfc3164"
+    )
+
+
+def _parse_json(text: str) -> ParsedLine | None:
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    message = next((doc[k] for k in ("msg", "message", "line", "log", "text") if isinstance(doc.get(k), str)), None)
+    if message is None:
+        return None
+    level = next((normalize_level(doc[k]) for k in ("level", "lvl", "severity", "priority") if k in doc), None)
+    app = next((str(doc[k]) for k in ("app", "service", "logger", "tag", "unit") if isinstance(doc.get(k), str)), None)
+    ts = next((_parse_ts(doc[k]) for k in ("ts", "time", "timestamp", "@timestamp") if k in doc), None)
+    host = doc.get("host") if isinstance(doc.get("host"), str) else None
+    return ParsedLine(text=text, message=message, ts=ts, level=level, host=host, app=app, format="json")
+
+
+def _parse_ts(value: object) -> float | None:
+    """Epoch seconds from a number (s or ms) or an ISO 8601 string; None when unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return v / 1000.0 if v > 1e11 else v
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()

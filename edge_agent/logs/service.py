@@ -1,0 +1,200 @@
+"""The log service the pipeline calls: lines in, summaries and alerts out.
+
+``ingest(source, lines, now)`` parses, templates and labels each line, returns alerts for
+critical anomalies at once (same call) and the summaries of windows that closed;
+``tick(now)`` closes windows whose time is up. One template miner and one label cache serve
+all sources; windows and rate baselines are per source. Template state is saved through a
+``Store`` (``logs.state_dir`` or an explicit store) and restored on start with the same ids.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from edge_agent.errors import PayloadError
+from edge_agent.logs.classifier import LineClassifier, LogModel
+from edge_agent.logs.config import LogsConfig
+from edge_agent.logs.parse import ParsedLine, parse_line
+from edge_agent.logs.records import LogLabel, Outgoing, RawLine
+from edge_agent.logs.summary import SourceWindow, TemplateInfo
+from edge_agent.logs.templates import TemplateMatch, TemplateMiner
+from edge_agent.messages.alert import AlertMessage
+from edge_agent.messages.summary import SummaryMessage
+from edge_agent.store import FileStore, Store
+
+__all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]
+
+_log = structlog.get_logger(__name__)
+
+
+class LineResult:
+    """One classified line (what ``edge-agent logs classify`` prints)."""
+
+    __slots__ = ("label", "match", "parsed")
+
+    def __init__(self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel) -> None:
+        self.parsed = parsed
+        self.match = match
+        self.label = label
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "line": self.parsed.text,
+            "severity": self.label.severity,
+            "category": self.label.category,
+            "anomaly": self.label.anomaly,
+            "score": round(self.label.score, 4),
+            "template": self.match.template,
+            "template_id": self.match.template_id,
+        }
+        if self.parsed.truncated:
+            out["truncated"] = True
+        return out
+
+
+class LogService:
+    """See module doc. Not thread-safe: the pipeline calls it from one worker."""
+
+    def __init__(
+        self,
+        model: LogModel | None = None,
+        config: LogsConfig | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.config = config if config is not None else LogsConfig()
+        if store is None and self.config.state_dir is not None:
+            store = FileStore(Path(self.config.state_dir))
+        self._store = store
+        miner = self._restore() or TemplateMiner(max_templates=self.config.max_templates)
+        self.classifier = LineClassifier(
+            model, anomaly_threshold=self.config.anomaly_threshold, miner=miner
+        )
+        self._windows: dict[str, SourceWindow] = {}
+        self._info: dict[int, TemplateInfo] = {}
+        self._last_alert: dict[tuple[str, int], float] = {}
+        self._suppressed: dict[tuple[str, int], int] = {}
+        self._last_save = time.monotonic()
+        self._dirty = False
+
+    @property
+    def miner(self) -> TemplateMiner:
+        return self.classifier.miner
+
+    # -- the pipeline's two calls ----------------------------------------------------------------
+
+    def ingest(self, source: str, lines: Sequence[RawLine], now: float) -> list[Outgoing]:
+        """Process ``lines`` of ``source`` received at ``now`` (epoch seconds)."""
+        out: list[Outgoing] = []
+        for result in self.process(lines):
+            window = self._window(source, now)
+            window.add(result.match.template_id, result.match.new, result.label, result.parsed.text,
+                       result.parsed.truncated, self.config.max_anomalies)
+            alert = self._maybe_alert(source, result, now)
+            if alert is not None:
+                out.append(alert)
+            if window.due(now, self.config) == "lines":
+                out.append(self._close(window, now, "lines"))
+        out.extend(self.tick(now, save=False))
+        return out
+
+    def tick(self, now: float, *, save: bool = True) -> list[Outgoing]:
+        """Close the windows whose time is up; save template state when due."""
+        out = [self._close(w, now, "time") for w in list(self._windows.values()) if w.due(now, self.config) == "time"]
+        if save and self._dirty and time.monotonic() - self._last_save >= self.config.save_every_s:
+            self.save()
+        return out
+
+    def flush(self, now: float) -> list[Outgoing]:
+        """Close every open window that holds lines (shutdown, end of a file)."""
+        out = [self._close(w, now, "flush") for w in list(self._windows.values()) if w.lines]
+        self.save()
+        return out
+
+    # -- lines ----------------------------------------------------------------------------------
+
+    def process(self, lines: Sequence[RawLine | str]) -> list[LineResult]:
+        """Parse, template and label lines (no windows): the classify path."""
+        parsed = [parse_line(line, self.config.max_line_chars) for line in lines]
+        matches = [self.miner.add_message(p.message) for p in parsed]
+        self._dirty = self._dirty or bool(parsed)
+        bases = self.classifier.template_labels(
+            [(m.template_id, m.template, p.text) for m, p in zip(matches, parsed)]
+        )
+        results = []
+        for p, m, base in zip(parsed, matches, bases):
+            label = self.classifier.line_label(base, p)
+            self._info[m.template_id] = TemplateInfo(m.template, base)
+            results.append(LineResult(p, m, label))
+        return results
+
+    def _window(self, source: str, now: float) -> SourceWindow:
+        window = self._windows.get(source)
+        if window is None:
+            if len(self._windows) >= self.config.max_sources:
+                idle = min(self._windows.values(), key=lambda w: w.last_seen)
+                del self._windows[idle.source]
+            window = self._windows[source] = SourceWindow(source=source, start=now)
+        window.last_seen = now
+        return window
+
+    def _close(self, window: SourceWindow, now: float, reason: str) -> Outgoing:
+        mapping = {t: c for t in list(window.counts) + list(window.baseline)
+                   if (c := self.miner.canonical(t)) != t}
+        window.remap(mapping)
+        for tid in window.counts:
+            if tid not in self._info:
+                template = self.miner.template(tid) or ""
+                self._info[tid] = TemplateInfo(template, self.classifier.template_labels([(tid, template, template)])[0])
+            else:
+                current = self.miner.template(tid)
+                if current is not None and current != self._info[tid].template:
+                    self._info[tid] = TemplateInfo(current, self._info[tid].label)
+        msg: SummaryMessage = window.close(now, reason, self.config, self._info, len(self.miner))
+        return Outgoing(topic_suffix=SummaryMessage.topic_suffix(window.source), payload=msg.to_dict())
+
+    def _maybe_alert(self, source: str, result: LineResult, now: float) -> Outgoing | None:
+        label = result.label
+        critical = label.severity == "critical" or label.score >= self.config.alert_threshold
+        if not (label.anomaly and critical):
+            return None
+        key = (source, self.miner.canonical(result.match.template_id))
+        last = self._last_alert.get(key)
+        if last is not None and now - last < self.config.alert_cooldown_s:
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            return None
+        self._last_alert[key] = now
+        msg = AlertMessage(
+            source=source, at=now, line=result.parsed.text, template_id=key[1], template=result.match.template,
+            severity=label.severity, category=label.category, score=label.score, line_ts=result.parsed.ts,
+            suppressed=self._suppressed.pop(key, 0),
+        )
+        return Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict())
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the template state now (atomic, through the store)."""
+        if self._store is None:
+            return
+        self._store.save(self.config.state_key, self.miner.to_json())
+        self._last_save = time.monotonic()
+        self._dirty = False
+
+    def _restore(self) -> TemplateMiner | None:
+        if self._store is None:
+            return None
+        data = self._store.load(self.config.state_key)
+        if data is None:
+            return None
+        try:
+            miner = TemplateMiner.from_json(data, max_templates=self.config.max_templates)
+        except PayloadError as exc:
+            _log.warning("logs.state_unreadable", key=self.config.state_key, reason=str(exc))
+            return None
+        _log.info("logs.state_restored", templates=len(miner))
+        return miner

@@ -1,0 +1,192 @@
+"""Per-source windows: counts, top/new/surging templates, anomalies, and the headline."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from edge_agent.logs.config import LogsConfig
+from edge_agent.logs.labels import SEVERITIES
+from edge_agent.logs.records import LogLabel
+from edge_agent.messages.summary import SummaryMessage
+
+__all__ = ["SourceWindow", "TemplateInfo", "headline"]
+
+_MAX_EXAMPLE = 300
+_MAX_NEW = 10
+_MAX_SURGING = 10
+_MIN_BASELINE = 1e-6
+_DROP_BASELINE = 1e-4
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateInfo:
+    """What a window needs to know about a template when it closes."""
+
+    template: str
+    label: LogLabel
+
+
+@dataclass
+class SourceWindow:
+    """The open window of one source plus the source's per-template rate baselines."""
+
+    source: str
+    start: float
+    lines: int = 0
+    truncated: int = 0
+    severities: Counter[str] = field(default_factory=Counter)
+    counts: Counter[int] = field(default_factory=Counter)
+    examples: dict[int, str] = field(default_factory=dict)
+    new_ids: set[int] = field(default_factory=set)
+    anomalies: list[dict[str, Any]] = field(default_factory=list)
+    anomaly_count: int = 0
+    baseline: dict[int, float] = field(default_factory=dict)
+    windows_closed: int = 0
+    last_seen: float = 0.0
+
+    def add(self, template_id: int, new: bool, label: LogLabel, line: str, truncated: bool,
+            max_anomalies: int) -> None:
+        self.lines += 1
+        self.truncated += truncated
+        self.severities[label.severity] += 1
+        self.counts[template_id] += 1
+        self.examples.setdefault(template_id, line[:_MAX_EXAMPLE])
+        if new:
+            self.new_ids.add(template_id)
+        if label.anomaly:
+            self.anomaly_count += 1
+            self._keep_anomaly(template_id, label, line, max_anomalies)
+
+    def _keep_anomaly(self, template_id: int, label: LogLabel, line: str, cap: int) -> None:
+        if cap == 0:
+            return
+        item = {"line": line[:_MAX_EXAMPLE], "template_id": template_id, "severity": label.severity,
+                "category": label.category, "score": round(label.score, 4)}
+        if len(self.anomalies) < cap:
+            self.anomalies.append(item)
+        else:
+            low = min(range(len(self.anomalies)), key=lambda i: self.anomalies[i]["score"])
+            if item["score"] > self.anomalies[low]["score"]:
+                self.anomalies[low] = item
+
+    def due(self, now: float, cfg: LogsConfig) -> str | None:
+        """Why the window must close now ("lines" or "time"), or None."""
+        if self.lines >= cfg.window_lines:
+            return "lines"
+        if self.lines and now - self.start >= cfg.window_s:
+            return "time"
+        return None
+
+    def close(self, now: float, reason: str, cfg: LogsConfig, info: dict[int, TemplateInfo],
+              templates_known: int) -> SummaryMessage:
+        """Build the summary, fold this window's rates into the baselines, start a new window."""
+        duration = max(now - self.start, 1.0)
+        surging = self._surging(duration, cfg, info)
+        self._update_baseline(duration, cfg.baseline_alpha)
+        top = [self._template_item(tid, n, info) for tid, n in self.counts.most_common(cfg.top_templates)]
+        new = [
+            {k: v for k, v in self._template_item(tid, self.counts[tid], info).items()
+             if k in ("template_id", "template", "count", "example", "severity", "category")}
+            for tid in sorted(self.new_ids, key=lambda t: -self.counts[t])[:_MAX_NEW]
+        ]
+        counts = {s: self.severities.get(s, 0) for s in SEVERITIES}
+        msg = SummaryMessage(
+            source=self.source, start=self.start, end=now, lines=self.lines, reason=reason,
+            severity_counts=counts, top_templates=top, new_templates=new, surging=surging,
+            anomalies=sorted(self.anomalies, key=lambda a: -a["score"]), anomaly_count=self.anomaly_count,
+            truncated_lines=self.truncated, templates_known=templates_known,
+            headline=headline(self.source, self.lines, counts, new, surging, self.anomaly_count),
+        )
+        self._reset(now)
+        return msg
+
+    def _template_item(self, tid: int, count: int, info: dict[int, TemplateInfo]) -> dict[str, Any]:
+        ti = info.get(tid)
+        return {
+            "template_id": tid,
+            "template": ti.template if ti else "",
+            "count": count,
+            "example": self.examples.get(tid, ""),
+            "severity": ti.label.severity if ti else "info",
+            "category": ti.label.category if ti else "other",
+        }
+
+    def _surging(self, duration: float, cfg: LogsConfig, info: dict[int, TemplateInfo]) -> list[dict[str, Any]]:
+        out = []
+        for tid, n in self.counts.items():
+            base = self.baseline.get(tid)
+            if base is None or tid in self.new_ids or n < cfg.surge_min_count:
+                continue
+            rate = n / duration
+            factor = rate / max(base, _MIN_BASELINE)
+            if factor >= cfg.surge_factor:
+                ti = info.get(tid)
+                out.append({"template_id": tid, "template": ti.template if ti else "", "count": n,
+                            "rate": round(rate, 4), "baseline": round(base, 4), "factor": round(factor, 2)})
+        out.sort(key=lambda s: -s["factor"])
+        return out[:_MAX_SURGING]
+
+    def _update_baseline(self, duration: float, alpha: float) -> None:
+        for tid in set(self.baseline) | set(self.counts):
+            rate = self.counts.get(tid, 0) / duration
+            old = self.baseline.get(tid)
+            new = rate if old is None else alpha * rate + (1 - alpha) * old
+            if new < _DROP_BASELINE and tid not in self.counts:
+                self.baseline.pop(tid, None)
+            else:
+                self.baseline[tid] = new
+
+    def _reset(self, now: float) -> None:
+        self.start = now
+        self.lines = self.truncated = self.anomaly_count = 0
+        self.severities = Counter()
+        self.counts = Counter()
+        self.examples = {}
+        self.new_ids = set()
+        self.anomalies = []
+        self.windows_closed += 1
+
+    def remap(self, canonical: dict[int, int]) -> None:
+        """Templates merged since the lines were counted: count them under their current id."""
+        if not canonical:
+            return
+        counts: Counter[int] = Counter()
+        for tid, n in self.counts.items():
+            counts[canonical.get(tid, tid)] += n
+        self.counts = counts
+        self.new_ids = {canonical.get(t, t) for t in self.new_ids}
+        for tid, ex in list(self.examples.items()):
+            self.examples.setdefault(canonical.get(tid, tid), ex)
+        for a in self.anomalies:
+            a["template_id"] = canonical.get(a["template_id"], a["template_id"])
+        baseline: dict[int, float] = {}
+        for tid, rate in self.baseline.items():
+            key = canonical.get(tid, tid)
+            baseline[key] = baseline.get(key, 0.0) + rate
+        self.baseline = baseline
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def headline(source: str, lines: int, counts: dict[str, int], new: list[dict[str, Any]],
+             surging: list[dict[str, Any]], anomalies: int) -> str:
+    """One line a person can read on a phone (about 160 characters at most)."""
+    parts = [f"{source}: {lines} lines"]
+    for sev, word in (("critical", "critical"), ("error", "errors"), ("warning", "warnings")):
+        if counts.get(sev):
+            parts.append(f"{counts[sev]} {word if counts[sev] != 1 or sev == 'critical' else sev}")
+    head = ", ".join(parts)
+    extra = []
+    if anomalies:
+        extra.append(f"{anomalies} anomal{'y' if anomalies == 1 else 'ies'}")
+    if surging:
+        s = surging[0]
+        extra.append(f"surge x{s['factor']:.0f}: {_short(s['template'], 40)}")
+    if new:
+        extra.append(f"{len(new)} new: {_short(new[0]['template'], 40)}")
+    text = head + ("; " + "; ".join(extra) if extra else "; all as usual")
+    return _short(text, 160)

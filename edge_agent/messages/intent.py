@@ -1,0 +1,60 @@
+"""Output ``{prefix}/{site}/intent``: the recognized intent of one transcript.
+
+Example::
+
+    {"schema": "edge-agent/intent/1", "id": "abc", "site": "kitchen",
+     "text": "turn on the kitchen light", "intent": "HassTurnOn", "confidence": 0.97,
+     "slots": {"area": {"value": "Kitchen", "raw": "kitchen", "start": 12, "end": 19, "confidence": 0.99}},
+     "latency_ms": 1.8, "model": "edge-intents@1.0.0"}
+
+``intent`` is null when the text is not a supported request; ``id`` is the transcript's id, or
+a generated one when the transcript had none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from edge_agent.messages._json import dumps
+from edge_agent.messages.topics import SiteTopics
+
+__all__ = ["SCHEMA", "SUFFIX", "IntentMessage"]
+
+SUFFIX = "intent"
+SCHEMA = "edge-agent/intent/1"
+
+
+@dataclass(frozen=True)
+class IntentMessage:
+    id: str
+    site: str
+    text: str
+    intent: str | None
+    confidence: float
+    slots: dict[str, Any] = field(default_factory=dict)
+    latency_ms: float = 0.0
+    model: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def topic(topics: SiteTopics) -> str:
+        return topics.topic(SUFFIX)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "id": self.id,
+            "site": self.site,
+            "text": self.text,
+            "intent": self.intent,
+            "confidence": round(float(self.confidence), 4),
+            "slots": self.slots,
+            "latency_ms": round(float(self.latency_ms), 3),
+            "model": self.model,
+        }
+        out.update(self.extra)
+        return out
+
+    def payload(self) -> bytes:
+        return dumps(self.to_dict())

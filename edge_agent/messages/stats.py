@@ -1,0 +1,58 @@
+"""Output ``{prefix}/{site}/stats``: periodic counters and gauges of the running agent.
+
+Example::
+
+    {"schema": "edge-agent/stats/1", "site": "kitchen", "ts": 1764500000.0, "uptime_s": 120.5,
+     "counters": {"received": 10, "intents": 9, "dlq": 1, ...},
+     "queue": {"depth": 0, "capacity": 256, "backpressure_waits": 0},
+     "latency_ms": {"count": 9, "p50": 1.2, "p95": 2.0, "p99": 2.4},
+     "rss_mb": 48.2, "cpu_percent": 3.5}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from edge_agent.messages._json import dumps
+from edge_agent.messages.topics import SiteTopics
+
+__all__ = ["SCHEMA", "SUFFIX", "StatsMessage"]
+
+SUFFIX = "stats"
+SCHEMA = "edge-agent/stats/1"
+
+
+@dataclass(frozen=True)
+class StatsMessage:
+    site: str
+    ts: float
+    uptime_s: float
+    counters: dict[str, int]
+    queue: dict[str, int]
+    latency_ms: dict[str, float]
+    rss_mb: float
+    cpu_percent: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def topic(topics: SiteTopics) -> str:
+        return topics.topic(SUFFIX)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "site": self.site,
+            "ts": round(self.ts, 3),
+            "uptime_s": round(self.uptime_s, 3),
+            "counters": dict(self.counters),
+            "queue": dict(self.queue),
+            "latency_ms": dict(self.latency_ms),
+            "rss_mb": round(self.rss_mb, 2),
+            "cpu_percent": round(self.cpu_percent, 2),
+        }
+        out.update(self.extra)
+        return out
+
+    def payload(self) -> bytes:
+        return dumps(self.to_dict())

@@ -1,0 +1,210 @@
+"""The user's home: areas, floors, entities and lists, and resolution of spoken names.
+
+The home file is YAML::
+
+    areas: [Kitchen, Living Room]
+    floors: [Upstairs]                      # optional
+    entities:
+      - {name: Ceiling Light, domain: light, area: Kitchen, aliases: [big light]}
+      - {name: Phone, domain: binary_sensor, device_class: battery}   # device_class optional
+    lists: [Groceries, Chores]               # optional
+
+Resolution (``resolve_entity``, ``resolve_area``, ``resolve_floor``, ``resolve_list``) tries an
+exact match, then a case- and punctuation-insensitive match, then a fuzzy match
+(``difflib`` ratio >= ``FUZZY_THRESHOLD``). It returns ``None`` when nothing is close enough;
+the caller then reports the spoken text raw.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from edge_agent.errors import EdgeAgentError
+
+__all__ = ["FUZZY_THRESHOLD", "Entity", "Home", "HomeFileError", "canonical_key"]
+
+FUZZY_THRESHOLD = 0.82
+_ARTICLES = re.compile(r"^(?:the|my|our|a|an)\s+")
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+class HomeFileError(EdgeAgentError):
+    """The home file is missing, is not YAML, or does not have the documented shape."""
+
+
+def canonical_key(text: str) -> str:
+    """Lower-case, drop leading articles and possessive 's, collapse punctuation to spaces."""
+    key = text.strip().lower().replace("'s ", "s ").replace("\u2019s ", "s ")
+    if key.endswith("'s") or key.endswith("\u2019s"):
+        key = key[:-2] + "s"
+    key = _NON_WORD.sub(" ", key).strip()
+    while True:
+        stripped = _ARTICLES.sub("", key)
+        if stripped == key:
+            return key
+        key = stripped
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    domain: str
+    area: str | None = None
+    aliases: tuple[str, ...] = ()
+    device_class: str | None = None
+
+    def spoken_names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+def _resolve(text: str, candidates: Mapping[str, str], fuzzy: bool = True) -> str | None:
+    """Map ``text`` to a canonical value; ``candidates`` maps canonical_key -> value."""
+    if not text.strip():
+        return None
+    for value in candidates.values():
+        if value == text:
+            return value
+    key = canonical_key(text)
+    if key in candidates:
+        return candidates[key]
+    singular = key[:-1] if key.endswith("s") else key + "s"
+    if singular in candidates:
+        return candidates[singular]
+    if not fuzzy:
+        return None
+    best = difflib.get_close_matches(key, list(candidates), n=1, cutoff=FUZZY_THRESHOLD)
+    return candidates[best[0]] if best else None
+
+
+def _key_map(values: Iterable[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        out.setdefault(canonical_key(value), value)
+    return out
+
+
+@dataclass
+class Home:
+    areas: list[str] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    lists: list[str] = field(default_factory=list)
+    floors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._area_keys = _key_map(self.areas)
+        self._floor_keys = _key_map(self.floors)
+        self._list_keys = _key_map(self.lists)
+        self._entity_keys: dict[str, str] = {}
+        self._by_name: dict[str, Entity] = {}
+        for entity in self.entities:
+            self._by_name.setdefault(entity.name, entity)
+            for spoken in entity.spoken_names():
+                self._entity_keys.setdefault(canonical_key(spoken), entity.name)
+
+    # -- loading -----------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path) -> Home:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise HomeFileError(f"cannot read home file {path}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise HomeFileError(f"home file {path} is not UTF-8: {exc}") from exc
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise HomeFileError(f"home file {path} is not valid YAML: {exc}") from exc
+        return cls.from_dict(data if data is not None else {}, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "home") -> Home:
+        if not isinstance(data, dict):
+            raise HomeFileError(f"{source}: top level must be a mapping with areas/entities/lists")
+        unknown = set(data) - {"areas", "entities", "lists", "floors"}
+        if unknown:
+            raise HomeFileError(f"{source}: unknown keys {sorted(unknown)}")
+        return cls(
+            areas=_str_list(data.get("areas"), f"{source}: areas"),
+            entities=[_entity(e, f"{source}: entities[{i}]") for i, e in enumerate(data.get("entities") or [])],
+            lists=_str_list(data.get("lists"), f"{source}: lists"),
+            floors=_str_list(data.get("floors"), f"{source}: floors"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        entities: list[dict[str, Any]] = []
+        for e in self.entities:
+            item: dict[str, Any] = {"name": e.name, "domain": e.domain}
+            if e.area:
+                item["area"] = e.area
+            if e.aliases:
+                item["aliases"] = list(e.aliases)
+            if e.device_class:
+                item["device_class"] = e.device_class
+            entities.append(item)
+        return {"areas": list(self.areas), "floors": list(self.floors), "entities": entities,
+                "lists": list(self.lists)}
+
+    # -- resolution --------------------------------------------------------------------
+    def resolve_entity(self, text: str, fuzzy: bool = True) -> Entity | None:
+        name = _resolve(text, self._entity_keys, fuzzy)
+        return self._by_name[name] if name is not None else None
+
+    def resolve_name(self, text: str) -> str | None:
+        entity = self.resolve_entity(text)
+        return entity.name if entity is not None else None
+
+    def resolve_area(self, text: str, fuzzy: bool = True) -> str | None:
+        return _resolve(text, self._area_keys, fuzzy)
+
+    def resolve_floor(self, text: str, fuzzy: bool = True) -> str | None:
+        return _resolve(text, self._floor_keys, fuzzy)
+
+    def resolve_list(self, text: str, fuzzy: bool = True) -> str | None:
+        return _resolve(text, self._list_keys, fuzzy)
+
+    def entities_named(self, name: str) -> list[Entity]:
+        return [e for e in self.entities if e.name == name]
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise HomeFileError(f"{where} must be a list of strings")
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            out.append(item["name"])  # tolerate [{name: ...}] as written by HA exports
+        elif isinstance(item, str) and item.strip():
+            out.append(item)
+        else:
+            raise HomeFileError(f"{where}: {item!r} is not a non-empty string")
+    return out
+
+
+def _entity(value: Any, where: str) -> Entity:
+    if not isinstance(value, dict):
+        raise HomeFileError(f"{where} must be a mapping with name and domain")
+    unknown = set(value) - {"name", "domain", "area", "aliases", "device_class"}
+    if unknown:
+        raise HomeFileError(f"{where}: unknown keys {sorted(unknown)}")
+    name, domain = value.get("name"), value.get("domain")
+    if not isinstance(name, str) or not name.strip():
+        raise HomeFileError(f"{where}: name must be a non-empty string")
+    if not isinstance(domain, str) or not domain.strip():
+        raise HomeFileError(f"{where}: domain must be a non-empty string")
+    area = value.get("area")
+    if area is not None and not isinstance(area, str):
+        raise HomeFileError(f"{where}: area must be a string")
+    device_class = value.get("device_class")
+    if device_class is not None and not isinstance(device_class, str):
+        raise HomeFileError(f"{where}: device_class must be a string")
+    aliases = _str_list(value.get("aliases"), f"{where}: aliases")
+    return Entity(name=name, domain=domain, area=area, aliases=tuple(aliases), device_class=device_class)

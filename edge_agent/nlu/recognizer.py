@@ -1,0 +1,133 @@
+"""Text -> intent + slots with the bundle's model.
+
+Steps: tokenize (fixed window), run the intent graph, calibrate the intent distribution with
+the manifest's temperature, reject out-of-scope (the ``__none__`` class, or a confidence below
+that intent's threshold), decode BIO tags into character spans, and hand the spans to
+``edge_agent.nlu.slots.build_slots`` for normalization and home resolution.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from edge_agent.nlu.home import Home
+from edge_agent.nlu.result import IntentResult, SlotValue, Span
+from edge_agent.nlu.schema import OUT_OF_SCOPE
+from edge_agent.nlu.tokenizer import Encoded
+from edge_agent.runtime.model import Model
+
+__all__ = ["IntentRecognizer", "decode_spans"]
+
+SlotBuilder = Callable[[str, str, list[Span], "Home | None", "str | None"], dict[str, SlotValue]]
+
+
+def softmax(z: npt.NDArray[np.float32], temperature: float = 1.0) -> npt.NDArray[np.float32]:
+    z = z / np.float32(temperature)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    out: npt.NDArray[np.float32] = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    return out
+
+
+class IntentRecognizer:
+    """Recognize intents for a batch of texts; thread-compatible (one model per thread)."""
+
+    def __init__(self, model: Model, home: Home | None = None) -> None:
+        self.model = model
+        self.home = home
+        manifest = model.bundle.manifest
+        self.intents: list[str] = model.labels["intents"]
+        self.tags: list[str] = model.labels["slot_tags"]
+        calibration = manifest.get("calibration", {})
+        self.temperature = float(calibration.get("temperature", 1.0))
+        thresholds: dict[str, float] = calibration.get("intent_thresholds", {})
+        self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
+        self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
+        self._build_slots = _slot_builder()
+
+    def recognize(self, texts: Sequence[str], context_area: str | None = None) -> list[IntentResult]:
+        if not texts:
+            return []
+        encoded = [self.model.tokenizer.encode(t) for t in texts]
+        ids = np.stack([e.ids for e in encoded])
+        intent_logits, slot_logits = self.model.run_intents(ids)
+        probs = softmax(intent_logits, self.temperature)
+        tag_probs = softmax(slot_logits)
+        return [
+            self._result(text, enc, probs[i], tag_probs[i], context_area)
+            for i, (text, enc) in enumerate(zip(texts, encoded, strict=True))
+        ]
+
+    def _result(
+        self,
+        text: str,
+        enc: Encoded,
+        probs: npt.NDArray[np.float32],
+        tag_probs: npt.NDArray[np.float32],
+        context_area: str | None,
+    ) -> IntentResult:
+        best = int(probs.argmax())
+        conf = float(probs[best])
+        if best == self.oos_index:
+            return IntentResult(text, None, conf, {}, enc.truncated)
+        if conf < float(self.thresholds[best]):
+            return IntentResult(text, None, 1.0 - conf, {}, enc.truncated)
+        intent = self.intents[best]
+        spans = decode_spans(enc, tag_probs, self.tags)
+        slots = self._build_slots(text, intent, spans, self.home, context_area)
+        return IntentResult(text, intent, conf, slots, enc.truncated)
+
+
+def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequence[str]) -> list[Span]:
+    """BIO tags of the real tokens -> character spans; an I- that does not continue starts a span."""
+    spans: list[Span] = []
+    current: list[Any] | None = None  # [start, end, slot, [confidences]]
+    best = tag_probs.argmax(axis=-1)
+    for i, (start, end) in enumerate(enc.offsets):
+        if end <= start:
+            continue  # a bare word-boundary piece carries no text
+        tag = tags[int(best[i])]
+        p = float(tag_probs[i, best[i]])
+        if current is not None and tag == f"I-{current[2]}":
+            current[1] = end
+            current[3].append(p)
+            continue
+        if current is not None:
+            spans.append(_span(current))
+            current = None
+        if tag != "O":
+            current = [start, end, tag[2:], [p]]
+    if current is not None:
+        spans.append(_span(current))
+    return spans
+
+
+def _span(cur: list[Any]) -> Span:
+    return Span(int(cur[0]), int(cur[1]), str(cur[2]), float(np.mean(cur[3])))
+
+
+def _slot_builder() -> SlotBuilder:
+    try:
+        module = importlib.import_module("edge_agent.nlu.slots")
+    except ModuleNotFoundError as exc:
+        if exc.name != "edge_agent.nlu.slots":
+            raise
+        return _raw_slots
+    builder: SlotBuilder = module.build_slots
+    return builder
+
+
+def _raw_slots(
+    text: str, intent: str, spans: list[Span], home: Home | None, context_area: str | None
+) -> dict[str, SlotValue]:
+    """Fallback when the normalizer is not installed: each span reported raw."""
+    out: dict[str, SlotValue] = {}
+    for span in spans:
+        raw = text[span.start : span.end]
+        out.setdefault(span.slot, SlotValue(raw, raw, span.start, span.end, span.confidence))
+    return out

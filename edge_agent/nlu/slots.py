@@ -1,0 +1,426 @@
+"""Tagged spans -> final Home Assistant style slots (docs/intents.md).
+
+``build_slots`` normalizes values (numbers, durations, colors, steps), resolves ``name``,
+``area``, ``floor`` and list names against the home, derives ``domain`` / ``device_class`` /
+``state`` from the words that were tagged ("lights" -> light, "blinds" -> cover + blind,
+"motion sensors" -> binary_sensor + motion, "wet" -> on), renames ``timer_name`` and
+``list_name`` to ``name``, and fills ``area`` from the satellite's area when the request is
+about "here" and no place was spoken.
+
+The spoken-word tables here are the single source for the training-data generator as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from edge_agent.nlu import normalize as nz
+from edge_agent.nlu.home import Home, canonical_key
+from edge_agent.nlu.result import SlotValue, Span
+
+__all__ = [
+    "BINARY_CLASSES",
+    "CONTEXT_INTENTS",
+    "COVER_CLASS_WORDS",
+    "DOMAIN_WORDS",
+    "MEDIA_CLASSES",
+    "SENSOR_CLASSES",
+    "build_slots",
+    "is_global_request",
+    "mentions_here",
+]
+
+# ------------------------------------------------------------------------------ word tables
+DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
+    "light": ("lights", "light", "lamps", "lamp", "lighting", "bulbs", "light bulbs", "lites", "bulb"),
+    "switch": ("switches", "switch", "plugs", "outlets", "sockets", "smart plugs", "plug", "outlet", "socket"),
+    "fan": ("fans", "fan", "ceiling fans", "ceiling fan"),
+    "lock": ("locks", "lock", "doors", "door", "door locks", "door lock"),
+    "media_player": ("tv", "speaker", "speakers", "media player", "music", "television", "media players"),
+    "climate": ("thermostat", "heating", "ac", "air conditioning", "heat", "thermostats"),
+    "vacuum": ("vacuum", "robot vacuum", "vacuums"),
+    "valve": ("valve", "valves"),
+    "person": ("people", "anyone", "anybody", "someone", "everyone", "everybody", "persons", "residents",
+               "family members", "family"),
+}
+
+COVER_CLASS_WORDS: dict[str, tuple[str, ...]] = {
+    "blind": ("blinds", "blind", "window blinds"),
+    "curtain": ("curtains", "curtain", "drapes"),
+    "shade": ("shades", "shade", "roller shades"),
+    "shutter": ("shutters", "shutter", "roller shutters"),
+    "garage": ("garage door", "garage doors", "garage"),
+    "window": ("windows", "window", "skylights"),
+    "gate": ("gate", "gates"),
+    "awning": ("awning", "awnings"),
+    "door": ("door", "doors"),
+}
+
+# binary sensor classes: (spoken class words, words for "on", words for "off")
+BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "motion": (("motion sensor", "motion sensors", "motion detector", "movement sensor"),
+               ("triggered", "detecting motion", "active", "tripped"), ("clear", "idle")),
+    "moisture": (("leak sensor", "leak sensors", "water sensor", "water sensors", "flood sensor"),
+                 ("wet", "leaking", "detecting water", "triggered"), ("dry",)),
+    "occupancy": (("occupancy sensor", "occupancy sensors", "presence detector"),
+                  ("occupied", "detecting someone"), ("empty", "unoccupied", "clear")),
+    "smoke": (("smoke detector", "smoke detectors", "smoke alarm", "smoke sensor"),
+              ("detecting smoke", "going off", "triggered", "alarming"), ("clear", "quiet")),
+    "gas": (("gas sensor", "gas detector", "gas alarm"), ("detecting gas", "going off", "triggered"), ("clear",)),
+    "carbon_monoxide": (("co detector", "carbon monoxide sensor", "carbon monoxide detector", "co alarm"),
+                        ("detecting carbon monoxide", "going off", "triggered"), ("clear",)),
+    "door": (("door sensor", "door sensors", "door contact"), ("open", "opened"), ("closed", "shut")),
+    "window": (("window sensor", "window sensors", "window contact"), ("open", "opened"), ("closed", "shut")),
+    "garage_door": (("garage door sensor", "garage sensor"), ("open", "up"), ("closed", "shut", "down")),
+    "opening": (("contact sensor", "contact sensors", "opening sensor"), ("open", "opened"), ("closed", "shut")),
+    "battery": (("battery sensor", "battery"), ("low", "running low", "almost empty"), ("fine", "normal", "ok")),
+    "battery_charging": (("charger", "charging sensor"), ("charging", "plugged in to charge"), ("not charging",)),
+    "connectivity": (("connection sensor", "network sensor"), ("connected", "online"), ("disconnected", "offline")),
+    "plug": (("plug sensor",), ("plugged in",), ("unplugged",)),
+    "power": (("power sensor", "mains sensor"), ("powered", "on power"), ("without power", "unpowered")),
+    "running": (("run sensor", "running sensor"), ("running", "working", "going"), ("stopped", "idle")),
+    "update": (("updates", "update"), ("available", "pending"), ("up to date", "installed")),
+    "problem": (("problem sensor", "fault sensor"), ("reporting a problem", "faulty"), ("ok", "fine")),
+    "vibration": (("vibration sensor", "vibration sensors"), ("vibrating", "shaking"), ("still",)),
+    "sound": (("sound sensor", "noise sensor"), ("detecting sound", "hearing something"), ("quiet",)),
+    "tamper": (("tamper sensor",), ("tampered with", "tampered"), ("untouched",)),
+    "presence": (("presence sensor",), ("home", "present"), ("away", "not home")),
+    "cold": (("frost sensor", "freeze sensor"), ("cold", "freezing"), ("warm",)),
+    "heat": (("heat sensor", "overheat sensor"), ("hot", "overheating"), ("cool",)),
+    "safety": (("safety sensor",), ("unsafe", "dangerous"), ("safe",)),
+    "light": (("light sensor", "daylight sensor"), ("detecting light", "bright"), ("dark",)),
+    "lock": (("lock sensor",), ("unlocked", "open"), ("locked",)),
+}
+
+# numeric sensor classes: (spoken class words, typical entity-name nouns)
+SENSOR_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "temperature": (("temperature", "temp"), ("Temperature", "Thermometer", "Temp Sensor")),
+    "humidity": (("humidity", "relative humidity"), ("Humidity", "Hygrometer")),
+    "pressure": (("pressure",), ("Pressure", "Tyre Pressure", "Water Pressure")),
+    "atmospheric_pressure": (("air pressure", "barometric pressure"), ("Barometer", "Weather Station")),
+    "power": (("power", "power usage", "power draw", "wattage"), ("Power", "Power Meter", "Consumption")),
+    "energy": (("energy", "energy usage", "energy production"), ("Energy", "Energy Meter", "Production")),
+    "battery": (("battery", "battery level", "charge"), ("Battery", "Battery Level")),
+    "carbon_dioxide": (("co2", "carbon dioxide", "co2 level"), ("CO2 Sensor", "Air Monitor")),
+    "illuminance": (("illuminance", "light level", "brightness level"), ("Lux Sensor", "Illuminance")),
+    "voltage": (("voltage",), ("Voltage", "Mains Voltage")),
+    "current": (("current", "amperage", "current draw"), ("Current", "Amp Meter")),
+    "speed": (("speed",), ("Speed", "Speedometer")),
+    "wind_speed": (("wind speed", "wind"), ("Wind Sensor", "Anemometer")),
+    "precipitation": (("rainfall", "precipitation", "rain"), ("Rain Gauge", "Rainfall")),
+    "pm25": (("pm2.5", "pm 2.5", "fine dust"), ("Particulate Sensor", "Dust Sensor")),
+    "aqi": (("air quality", "air quality index", "aqi"), ("Air Quality", "Air Quality Sensor")),
+    "sound_pressure": (("noise level", "sound level", "decibels"), ("Noise Meter", "Sound Meter")),
+    "distance": (("distance", "mileage", "range"), ("Distance Sensor", "Odometer", "Mileage")),
+    "weight": (("weight",), ("Scale", "Weight")),
+    "gas": (("gas usage", "gas consumption"), ("Gas Meter", "Gas Consumption")),
+    "water": (("water usage", "water consumption"), ("Water Meter", "Water Consumption")),
+    "signal_strength": (("signal strength", "signal", "wifi signal"), ("Signal", "Router Signal")),
+    "data_rate": (("download speed", "upload speed", "data rate", "bandwidth"), ("Internet Speed", "Router")),
+    "data_size": (("size", "file size", "disk usage"), ("Disk", "Storage", "Backup Size")),
+    "frequency": (("frequency",), ("Grid Frequency", "Frequency")),
+    "moisture": (("moisture", "soil moisture"), ("Soil Sensor", "Plant Sensor")),
+    "monetary": (("price", "cost", "electricity price"), ("Electricity Price", "Energy Cost")),
+    "duration": (("duration", "remaining time", "run time"), ("Program Duration", "Cycle Time")),
+    "volatile_organic_compounds": (("voc", "voc level", "organic compounds"), ("VOC Sensor",)),
+    "ozone": (("ozone", "ozone level"), ("Ozone Sensor",)),
+    "irradiance": (("irradiance", "solar irradiance"), ("Pyranometer", "Solar Sensor")),
+}
+
+MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
+    "track": ("song", "track", "tune", "songs", "tracks"),
+    "album": ("album", "record", "albums"),
+    "artist": ("artist", "band", "singer", "group"),
+    "playlist": ("playlist", "mix", "playlists"),
+    "movie": ("movie", "film", "movies"),
+    "tv_show": ("tv show", "show", "series", "tv series", "shows"),
+    "podcast": ("podcast", "podcasts"),
+    "channel": ("channel", "station", "radio station"),
+    "episode": ("episode",),
+}
+
+# intents that take the satellite's area when none is spoken
+CONTEXT_INTENTS = frozenset({
+    "HassTurnOn", "HassTurnOff", "HassToggle", "HassLightSet", "HassSetPosition", "HassStopMoving",
+    "HassClimateSetTemperature", "HassClimateGetTemperature", "HassFanSetSpeed", "HassMediaPause",
+    "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume", "HassSetVolumeRelative",
+    "HassMediaPlayerMute", "HassMediaPlayerUnmute", "HassMediaSearchAndPlay", "EdgeLightSetRelative",
+    "EdgeClimateSetRelative", "HassGetState", "HassVacuumStart",
+})
+_TIMER_INTENTS = frozenset({
+    "HassStartTimer", "HassCancelTimer", "HassCancelAllTimers", "HassPauseTimer", "HassUnpauseTimer",
+    "HassTimerStatus", "HassIncreaseTimer", "HassDecreaseTimer",
+})
+_HERE = re.compile(r"\b(here|this room|this space|where i am|around me|the room)\b", re.IGNORECASE)
+_GLOBAL = re.compile(
+    r"\b(everywhere|whole house|entire house|throughout the house|all over the house|every room|"
+    r"around the house|in the house|at home|anywhere|all|every|each|any)\b",
+    re.IGNORECASE,
+)
+
+
+def mentions_here(text: str) -> bool:
+    """The request is about the satellite's own room ("in here", "this room")."""
+    return _HERE.search(text) is not None
+
+
+def is_global_request(text: str) -> bool:
+    """The request is about the whole home or all devices ("everywhere", "all the lights")."""
+    return _GLOBAL.search(text) is not None and not mentions_here(text)
+
+
+# ------------------------------------------------------------------------------ lookups
+def _table(pairs: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value, words in pairs.items():
+        for word in words:
+            out.setdefault(word, value)
+    return out
+
+
+_DOMAIN_BY_WORD = _table(DOMAIN_WORDS)
+_COVER_BY_WORD = _table(COVER_CLASS_WORDS)
+_BINARY_BY_WORD = _table({k: v[0] for k, v in BINARY_CLASSES.items()})
+_SENSOR_BY_WORD = _table({k: v[0] for k, v in SENSOR_CLASSES.items()})
+_MEDIA_BY_WORD = _table(MEDIA_CLASSES)
+_LEADING = re.compile(r"^(?:(?:all|the|of|my|our|every|each|any|some|these|those)\s+)+")
+
+
+def _key(text: str) -> str:
+    return _LEADING.sub("", re.sub(r"\s+", " ", text.lower().strip(" ?.!,"))).strip()
+
+
+def _lookup(table: dict[str, str], text: str) -> str | None:
+    key = _key(text)
+    for candidate in (key, key.rstrip("s"), key + "s", key.split(" ")[-1], key.split(" ")[-1].rstrip("s")):
+        if candidate in table:
+            return table[candidate]
+    return None
+
+
+def _device_class(word: str, intent: str, has_state: bool) -> tuple[str, str] | None:
+    """(domain, device_class) for a tagged device-class word."""
+    key = _key(word)
+    if intent == "HassGetState":
+        if has_state and key in _BINARY_BY_WORD:
+            return "binary_sensor", _BINARY_BY_WORD[key]
+        if key in _SENSOR_BY_WORD and not has_state:
+            return "sensor", _SENSOR_BY_WORD[key]
+        cover = _lookup(_COVER_BY_WORD, key)
+        if cover is not None:
+            return "cover", cover
+        binary = _lookup(_BINARY_BY_WORD, key)
+        if binary is not None:
+            return "binary_sensor", binary
+        sensor = _lookup(_SENSOR_BY_WORD, key)
+        return ("sensor", sensor) if sensor is not None else None
+    cover = _lookup(_COVER_BY_WORD, key)
+    if cover is not None:
+        return "cover", cover
+    binary = _lookup(_BINARY_BY_WORD, key)
+    if binary is not None:
+        return "binary_sensor", binary
+    sensor = _lookup(_SENSOR_BY_WORD, key)
+    return ("sensor", sensor) if sensor is not None else None
+
+
+_ON_WORDS = ("on", "turned on", "switched on", "lit", "running", "spinning", "active", "powered on")
+_OFF_WORDS = ("off", "turned off", "switched off", "not running", "powered off")
+_OPEN_WORDS = ("open", "opened", "up", "raised")
+_CLOSED_WORDS = ("closed", "shut", "down", "lowered", "drawn")
+_HOME_WORDS = ("home", "at home", "here", "present", "in")
+_AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
+
+
+def _state_value(word: str, domain: str | None, device_class: str | None) -> str:
+    key = _key(word)
+    if domain == "binary_sensor":
+        cls = BINARY_CLASSES.get(device_class or "")
+        if cls is not None:
+            if key in cls[1]:
+                return "on"
+            if key in cls[2]:
+                return "off"
+        if key in _OFF_WORDS or key in _CLOSED_WORDS or key.startswith(("not ", "no ")):
+            return "off"
+        return "on"
+    if domain == "cover" or (domain is None and key in _OPEN_WORDS + _CLOSED_WORDS):
+        if key in _CLOSED_WORDS:
+            return "closed"
+        if key in _OPEN_WORDS:
+            return "open"
+    if domain == "lock" or key in ("locked", "unlocked", "secured"):
+        return "unlocked" if key in ("unlocked", "open", "opened") else "locked"
+    if domain == "person" or (domain is None and key in _HOME_WORDS + _AWAY_WORDS):
+        return "not_home" if key in _AWAY_WORDS else "home"
+    if key in _OFF_WORDS:
+        return "off"
+    if key in _ON_WORDS:
+        return "on"
+    return key
+
+
+# ------------------------------------------------------------------------------ builder
+class _Out:
+    def __init__(self) -> None:
+        self.slots: dict[str, SlotValue] = {}
+
+    def put(self, name: str, value: object, span: Span, raw: str, overwrite: bool = False) -> None:
+        if name in self.slots and not overwrite:
+            return
+        self.slots[name] = SlotValue(value, raw, span.start, span.end, span.confidence)
+
+
+def _group(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]]:
+    groups: dict[str, list[tuple[Span, str]]] = {}
+    for span in sorted(spans, key=lambda s: s.start):
+        start, end = max(0, span.start), min(len(text), span.end)
+        raw = text[start:end].strip()
+        if raw:
+            groups.setdefault(span.slot, []).append((span, raw))
+    return groups
+
+
+def _merged(items: list[tuple[Span, str]]) -> tuple[Span, str]:
+    first, last = items[0][0], items[-1][0]
+    conf = min(s.confidence for s, _ in items)
+    return Span(first.start, last.end, first.slot, conf), " ".join(raw for _, raw in items)
+
+
+def build_slots(
+    text: str,
+    intent: str,
+    spans: list[Span],
+    home: Home | None,
+    context_area: str | None,
+) -> dict[str, SlotValue]:
+    """Final slots for one recognized utterance (see module docstring)."""
+    groups = _group(text, spans)
+    out = _Out()
+    _places(out, groups, home)
+    _things(out, groups, intent, home)
+    _values(out, groups)
+    _names(out, groups, intent, home)
+    if intent in ("HassTurnOn", "HassTurnOff") and "name" not in out.slots:
+        domain = out.slots.get("domain")
+        if domain is not None and domain.value in ("fan", "lock") and "device_class" not in out.slots:
+            out.slots["name"] = SlotValue("all", domain.raw, domain.start, domain.end, domain.confidence)
+    _context(out, text, intent, context_area)
+    return out.slots
+
+
+def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | None) -> None:
+    for span, raw in groups.get("area", [])[:1]:
+        area = home.resolve_area(raw) if home else None
+        floor = home.resolve_floor(raw, fuzzy=False) if home and area is None else None
+        if floor is not None:
+            out.put("floor", floor, span, raw)
+        else:
+            out.put("area", area if area is not None else raw, span, raw)
+    for span, raw in groups.get("floor", [])[:1]:
+        floor = home.resolve_floor(raw) if home else None
+        area = home.resolve_area(raw, fuzzy=False) if home and floor is None else None
+        if area is not None:
+            out.put("area", area, span, raw)
+        else:
+            out.put("floor", floor if floor is not None else raw, span, raw)
+
+
+def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
+    has_state = "state" in groups
+    for span, raw in groups.get("device_class", [])[:1]:
+        found = _device_class(raw, intent, has_state)
+        if found is not None:
+            out.put("domain", found[0], span, raw)
+            out.put("device_class", found[1], span, raw)
+        else:
+            out.put("device_class", _key(raw).replace(" ", "_"), span, raw)
+    for span, raw in groups.get("domain", [])[:1]:
+        domain = _lookup(_DOMAIN_BY_WORD, raw)
+        if domain is None:
+            cover = _lookup(_COVER_BY_WORD, raw)
+            if cover is not None:
+                out.put("domain", "cover", span, raw)
+                out.put("device_class", cover, span, raw)
+                continue
+        out.put("domain", domain if domain is not None else _key(raw), span, raw)
+
+
+def _values(out: _Out, groups: dict[str, list[tuple[Span, str]]]) -> None:
+    simple: dict[str, Callable[[str], object]] = {
+        "brightness": nz.parse_brightness,
+        "position": nz.parse_percentage,
+        "percentage": nz.parse_percentage,
+        "volume_level": nz.parse_percentage,
+        "temperature": nz.parse_temperature,
+        "color": nz.parse_color,
+    }
+    for slot, parse in simple.items():
+        for span, raw in groups.get(slot, [])[:1]:
+            value = parse(raw)
+            out.put(slot, value if value is not None else raw, span, raw)
+    for slot in ("brightness_step", "temperature_step", "volume_step"):
+        if slot in groups:
+            span, raw = _merged(groups[slot])
+            step = nz.parse_step(raw)
+            out.put(slot, step if step is not None else raw, span, raw)
+    for slot, prefix in (("duration", ""), ("start_duration", "start_")):
+        if slot in groups:
+            span, raw = _merged(groups[slot])
+            parts = nz.parse_duration(raw)
+            if parts is None:
+                out.put(slot, raw, span, raw)
+                continue
+            for unit, amount in parts.items():
+                out.put(prefix + unit, amount, span, raw)
+    for slot in ("item", "search_query", "message", "conversation_command"):
+        for span, raw in groups.get(slot, [])[:1]:
+            out.put(slot, raw.strip(" ?.!,"), span, raw)
+    for span, raw in groups.get("media_class", [])[:1]:
+        media = _lookup(_MEDIA_BY_WORD, raw)
+        out.put("media_class", media if media is not None else _key(raw), span, raw)
+
+
+def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
+    for span, raw in groups.get("timer_name", [])[:1]:
+        out.put("name", raw.strip(" ?.!,"), span, raw)
+    for span, raw in groups.get("list_name", [])[:1]:
+        spoken = re.sub(r"\s+list$", "", raw.strip(" ?.!,"), flags=re.IGNORECASE)
+        resolved = home.resolve_list(spoken) if home else None
+        out.put("name", resolved if resolved is not None else spoken, span, raw)
+    for span, raw in groups.get("name", [])[:1]:
+        if intent == "HassGetWeather" or intent in _TIMER_INTENTS:
+            out.put("name", raw.strip(" ?.!,"), span, raw)
+            continue
+        entity = home.resolve_entity(raw) if home else None
+        if entity is None:
+            out.put("name", raw.strip(" ?.!,"), span, raw)
+            continue
+        out.put("name", entity.name, span, raw)
+        out.put("domain", entity.domain, span, raw)
+        if entity.device_class and "device_class" not in out.slots:
+            out.put("device_class", entity.device_class, span, raw)
+    for span, raw in groups.get("state", [])[:1]:
+        domain = out.slots["domain"].value if "domain" in out.slots else None
+        dc = out.slots["device_class"].value if "device_class" in out.slots else None
+        out.put("state", _state_value(raw, domain if isinstance(domain, str) else None,
+                                      dc if isinstance(dc, str) else None), span, raw)
+
+
+def _context(out: _Out, text: str, intent: str, context_area: str | None) -> None:
+    if not context_area or intent not in CONTEXT_INTENTS:
+        return
+    if {"area", "floor", "name"} & set(out.slots):
+        return
+    if intent == "HassGetState":
+        if not mentions_here(text):
+            return
+    elif is_global_request(text):
+        return
+    out.slots["area"] = SlotValue(context_area, "", -1, -1, 1.0)
+
+
+def canonical(text: str) -> str:
+    """Exposed for tests and the bench: the comparison key used for names."""
+    return canonical_key(text)

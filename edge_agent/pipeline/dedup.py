@@ -1,0 +1,246 @@
+"""Admission of inputs: duplicate suppression (persisted across restarts) and per-source rate limits.
+
+A redelivered input (broker retry after a lost ack, an agent restart, a device that retries)
+carries the same id and must produce its result once. The life of an id::
+
+    verdict = dedup.begin(key)     # NEW: process it; DUPLICATE: ack and drop; IN_FLIGHT: ack and drop
+    ... publish the result, or put it in the outbox ...
+    dedup.complete(key)            # persisted; from now on the id is a duplicate
+    # or dedup.abandon(key) when processing ended without a result (the id may come again)
+
+An id is marked done only once its result is safe, so a crash between ``begin`` and
+``complete`` lets the redelivered copy be processed rather than lost. Ids are kept in SQLite
+(WAL) for ``window_s`` and at most ``max_ids`` of them (oldest pruned first).
+
+Inputs without an id are keyed by a hash of topic and payload. Such a key is always recorded,
+but only *checked* when the broker marks the delivery as a redelivery (the MQTT DUP flag): two
+identical commands sent on purpose are both processed, a redelivered copy is not
+(:func:`input_key`).
+
+:class:`RateLimiter` is a token bucket per source (a device, a log source) so one noisy sender
+cannot fill the queue; what it refuses goes to the DLQ with the reason, never silently.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+__all__ = ["Deduplicator", "InputKey", "RateLimiter", "Verdict", "dedup_key", "input_key", "message_id"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dedup_seen (key TEXT PRIMARY KEY, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup_seen (at);
+"""
+_MAX_KEY = 512
+_MAX_ID = 256
+_PRUNE_EVERY = 1000
+
+
+class Verdict(enum.Enum):
+    NEW = "new"
+    DUPLICATE = "duplicate"
+    IN_FLIGHT = "in_flight"
+
+
+def dedup_key(kind: str, message_id: str) -> str:
+    """Key for an input: ids are unique per kind (``transcript``, ``logs/<source>``), not globally."""
+    return f"{kind}\x1f{message_id}"
+
+
+@dataclass(frozen=True)
+class InputKey:
+    """``key`` to record once the input's result is safe; ``check``: suppress it if already seen."""
+
+    key: str
+    check: bool
+
+
+def message_id(payload: bytes) -> str | None:
+    """The ``id`` of a JSON-object payload (string or integer), else None. Never raises."""
+    if payload.lstrip()[:1] != b"{":
+        return None
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    ident = data.get("id")
+    if isinstance(ident, bool) or not isinstance(ident, str | int):
+        return None
+    text = str(ident)
+    return text if 0 < len(text) <= _MAX_ID else None
+
+
+def input_key(kind: str, topic: str, payload: bytes, *, redelivery: bool) -> InputKey:
+    """Dedup key of an input: by its ``id`` when it has one, else by content (checked on DUP only)."""
+    ident = message_id(payload)
+    if ident is not None:
+        return InputKey(dedup_key(kind, ident), check=True)
+    digest = hashlib.sha256(topic.encode("utf-8", "surrogateescape") + b"\x00" + payload).hexdigest()[:32]
+    return InputKey(dedup_key(kind, f"#{digest}"), check=redelivery)
+
+
+class Deduplicator:
+    """Thread-safe id window; ``path`` None keeps it in memory only (tests, tools)."""
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        *,
+        window_s: float = 24 * 3600.0,
+        max_ids: int = 500_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if window_s <= 0 or max_ids <= 0:
+            raise ValueError("window_s and max_ids must be positive")
+        self.window_s, self.max_ids = window_s, max_ids
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._in_flight: set[str] = set()
+        self._since_prune = 0
+        self.duplicates = 0
+        target = ":memory:" if path is None else str(path)
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL+NORMAL survives a killed process
+        self._db.executescript(_SCHEMA)
+        self.prune()
+
+    def begin(self, key: str, *, check: bool = True) -> Verdict:
+        """Claim ``key`` for processing unless it was completed within the window or is in flight.
+
+        ``check=False`` (content keys of first deliveries) always answers NEW and tracks nothing;
+        the key is still recorded by :meth:`complete`.
+        """
+        key = _check_key(key)
+        if not check:
+            return Verdict.NEW
+        with self._lock:
+            if key in self._in_flight:
+                self.duplicates += 1
+                return Verdict.IN_FLIGHT
+            row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[0] >= self._clock() - self.window_s:
+                self.duplicates += 1
+                return Verdict.DUPLICATE
+            self._in_flight.add(key)
+            return Verdict.NEW
+
+    def complete(self, key: str) -> None:
+        """The result of ``key`` is published or in the outbox: remember the id (durably)."""
+        key = _check_key(key)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
+                (key, self._clock()),
+            )
+            self._in_flight.discard(key)
+            self._since_prune += 1
+            if self._since_prune >= _PRUNE_EVERY:
+                self._prune_locked()
+
+    def abandon(self, key: str) -> None:
+        """Processing of ``key`` ended without a safe result; a later copy will be processed."""
+        with self._lock:
+            self._in_flight.discard(key)
+
+    def seen(self, key: str) -> bool:
+        """True when ``key`` was completed within the window."""
+        with self._lock:
+            row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (_check_key(key),)).fetchone()
+        return row is not None and row[0] >= self._clock() - self.window_s
+
+    def prune(self) -> int:
+        """Forget ids older than the window, then the oldest beyond ``max_ids``. Returns rows removed."""
+        with self._lock:
+            return self._prune_locked()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM dedup_seen").fetchone()[0])
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _prune_locked(self) -> int:
+        self._since_prune = 0
+        cutoff = self._clock() - self.window_s
+        removed = self._db.execute("DELETE FROM dedup_seen WHERE at < ?", (cutoff,)).rowcount
+        excess = int(self._db.execute("SELECT COUNT(*) FROM dedup_seen").fetchone()[0]) - self.max_ids
+        if excess > 0:
+            removed += self._db.execute(
+                "DELETE FROM dedup_seen WHERE key IN (SELECT key FROM dedup_seen ORDER BY at LIMIT ?)",
+                (excess,),
+            ).rowcount
+        return int(removed)
+
+
+def _check_key(key: str) -> str:
+    if not key or len(key) > _MAX_KEY:
+        raise ValueError(f"dedup key must be 1..{_MAX_KEY} characters")
+    return key
+
+
+class RateLimiter:
+    """Token bucket per source: ``rate`` inputs per second sustained, ``burst`` at once.
+
+    ``allow(source)`` is False when the source is over its budget. At most ``max_sources``
+    buckets are kept (the least recently used is forgotten), so random source names cannot
+    grow memory without bound.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        burst: float,
+        *,
+        max_sources: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if rate <= 0 or burst < 1 or max_sources < 1:
+            raise ValueError("rate must be > 0, burst >= 1, max_sources >= 1")
+        self.rate, self.burst, self.max_sources = rate, burst, max_sources
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._buckets: OrderedDict[str, list[float]] = OrderedDict()
+        self.limited = 0
+
+    def allow(self, source: str) -> bool:
+        now = self._clock()
+        with self._lock:
+            bucket = self._buckets.pop(source, None)
+            if bucket is None:
+                bucket = [self.burst, now]
+            tokens = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)
+            ok = tokens >= 1.0
+            bucket[0], bucket[1] = (tokens - 1.0 if ok else tokens), now
+            self._buckets[source] = bucket
+            while len(self._buckets) > self.max_sources:
+                self._buckets.popitem(last=False)
+            if not ok:
+                self.limited += 1
+            return ok
+
+    def __len__(self) -> int:
+        """Sources currently tracked."""
+        with self._lock:
+            return len(self._buckets)

@@ -1,0 +1,114 @@
+"""A bounded priority queue with one FIFO lane per message kind.
+
+``get`` serves the lane with the lowest priority number first (transcripts before logs);
+``take_more`` drains further items of one lane to form a micro-batch, waiting a little for more
+only while no higher-priority item is waiting. ``put`` blocks when the queue is full
+(backpressure on the network thread) and counts each time it had to wait; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Generic, TypeVar
+
+__all__ = ["LaneQueue", "QueueClosed"]
+
+T = TypeVar("T")
+
+
+class QueueClosed(Exception):
+    """The queue was closed while a caller waited to put."""
+
+
+class LaneQueue(Generic[T]):
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        self.capacity = capacity
+        self._lanes: dict[str, deque[T]] = {}
+        self._priority: dict[str, int] = {}
+        self._order: list[str] = []
+        self._size = 0
+        self._closed = False
+        self._cond = threading.Condition()
+        self.backpressure_waits = 0
+        self.backpressure_s = 0.0
+        self.high_water = 0
+
+    def add_lane(self, lane: str, priority: int) -> None:
+        with self._cond:
+            self._lanes.setdefault(lane, deque())
+            self._priority[lane] = priority
+            self._order = sorted(self._lanes, key=lambda name: self._priority[name])
+
+    def __len__(self) -> int:
+        with self._cond:
+            return self._size
+
+    def put(self, lane: str, item: T) -> None:
+        """Append to ``lane``; blocks while the queue is full (counted as backpressure)."""
+        with self._cond:
+            if self._size >= self.capacity and not self._closed:
+                self.backpressure_waits += 1
+                started = time.perf_counter()
+                while self._size >= self.capacity and not self._closed:
+                    self._cond.wait(0.5)
+                self.backpressure_s += time.perf_counter() - started
+            if self._closed:
+                raise QueueClosed("queue closed")
+            self._lanes[lane].append(item)
+            self._size += 1
+            self.high_water = max(self.high_water, self._size)
+            self._cond.notify_all()
+
+    def get(self, timeout: float) -> tuple[str, T] | None:
+        """The next item of the most urgent non-empty lane, or None after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for lane in self._order:
+                    items = self._lanes[lane]
+                    if items:
+                        self._size -= 1
+                        self._cond.notify_all()
+                        return lane, items.popleft()
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closed:
+                    return None
+                self._cond.wait(left)
+
+    def take_more(self, lane: str, limit: int, wait_s: float) -> list[T]:
+        """Up to ``limit`` more items of ``lane``; waits up to ``wait_s`` for them to arrive,
+        but returns early when a more urgent lane has work."""
+        out: list[T] = []
+        deadline = time.monotonic() + wait_s
+        with self._cond:
+            items = self._lanes[lane]
+            while len(out) < limit:
+                while items and len(out) < limit:
+                    out.append(items.popleft())
+                    self._size -= 1
+                if len(out) >= limit or self._urgent_than(lane) or self._closed:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            if out:
+                self._cond.notify_all()
+        return out
+
+    def _urgent_than(self, lane: str) -> bool:
+        mine = self._priority[lane]
+        return any(self._lanes[name] for name in self._order if self._priority[name] < mine)
+
+    def depths(self) -> dict[str, int]:
+        with self._cond:
+            return {name: len(items) for name, items in self._lanes.items()}
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()

@@ -1,0 +1,272 @@
+"""The pipeline: route inputs, queue them by priority, run handlers on workers, publish results,
+acknowledge inputs once their results are acknowledged, tick time-based handlers, publish stats.
+
+No paho here: it talks to a ``Publisher`` and an ``Acker`` (the transport, or an outbox wrapping it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from edge_agent.config import PipelineConfig
+from edge_agent.messages.stats import StatsMessage
+from edge_agent.messages.topics import SiteTopics
+from edge_agent.pipeline.core import Envelope, Outcome, Output, Registry
+from edge_agent.pipeline.handlers import DeadLetters
+from edge_agent.pipeline.queue import LaneQueue, QueueClosed
+from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, SafeCounters
+from edge_agent.transport.base import Acker, Inbound, Publisher, PublishOutcome
+
+__all__ = ["Pipeline"]
+
+_log = structlog.get_logger("edge_agent.pipeline")
+
+
+@dataclass
+class _Settle:
+    """Outputs of one outcome still awaiting their broker acknowledgement."""
+
+    outcome: Outcome
+    left: int
+    emitted_at: float
+
+
+class Pipeline:
+    def __init__(
+        self,
+        registry: Registry,
+        publisher: Publisher,
+        acker: Acker,
+        topics: SiteTopics,
+        settings: PipelineConfig,
+        extra_counters: Callable[[], dict[str, int]] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.publisher = publisher
+        self.acker = acker
+        self.topics = topics
+        self.settings = settings
+        self.counters = SafeCounters()
+        self.latency = LatencyWindow()
+        self.dead = DeadLetters(topics, settings.dlq_payload_max_bytes)
+        self.queue: LaneQueue[Envelope] = LaneQueue(settings.queue_size)
+        for kind, handler in registry.handlers.items():
+            self.queue.add_lane(kind, handler.priority)
+        self._extra_counters = extra_counters
+        self._gauges = ProcessGauges()
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+        self._unsettled = 0
+        self._in_hand = 0  # inputs taken from the queue and not yet emitted
+        self._idle = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- network side ---------------------------------------------------------------------
+    def submit(self, inbound: Inbound) -> None:
+        """Route and enqueue one input (network thread; blocks while the queue is full)."""
+        self.counters.add("received")
+        if len(inbound.payload) > self.settings.max_payload_bytes:
+            reason = f"payload of {len(inbound.payload)} bytes exceeds {self.settings.max_payload_bytes}"
+            self._dead_on_arrival(inbound, reason)
+            return
+        routed = self.registry.route(inbound.topic)
+        if routed is None:
+            self._dead_on_arrival(inbound, "no handler for this topic")
+            return
+        kind, key = routed
+        try:
+            self.queue.put(kind, Envelope(kind=kind, key=key, inbound=inbound))
+        except QueueClosed:
+            self.counters.add("refused_closing")  # not acknowledged: the broker redelivers it
+
+    def _dead_on_arrival(self, inbound: Inbound, reason: str) -> None:
+        env = Envelope(kind="invalid", key="", inbound=inbound)
+        self.emit(self.dead.outcome(env, reason))
+
+    # -- workers ------------------------------------------------------------------------
+    def start(self) -> None:
+        for i in range(self.settings.workers):
+            self._spawn(self._work, f"pipeline-worker-{i}")
+        if any(hasattr(h, "tick") for h in self.registry.handlers.values()):
+            self._spawn(self._tick_loop, "pipeline-ticker")
+        if self.settings.stats_interval_s > 0:
+            self._spawn(self._stats_loop, "pipeline-stats")
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            self._work_once()
+
+    def _work_once(self) -> None:
+        got = self.queue.get(timeout=0.2)
+        if got is None:
+            return
+        kind, first = got
+        with self._lock:
+            self._in_hand += 1
+        handler = self.registry.handlers[kind]
+        batch = [first]
+        try:
+            if handler.batch_max > 1:
+                more = self.queue.take_more(kind, handler.batch_max - 1, handler.batch_wait_s)
+                with self._lock:
+                    self._in_hand += len(more)
+                batch += more
+            self.counters.add(f"batches_{kind}")
+            for outcome in self._run_handler(kind, batch):
+                self.emit(outcome)
+        finally:
+            with self._lock:
+                self._in_hand -= len(batch)
+                self._idle.notify_all()
+
+    def _run_handler(self, kind: str, batch: list[Envelope]) -> list[Outcome]:
+        try:
+            return self.registry.handlers[kind].handle(batch)
+        except Exception as exc:  # the worker boundary: a poison input must not kill the agent
+            _log.exception("pipeline.handler_failed", kind=kind, batch=len(batch))
+            self.counters.add("handler_errors")
+            reason = f"internal error in {kind} handler: {type(exc).__name__}: {exc}"
+            return [self.dead.outcome(env, reason) for env in batch]
+
+    def _tick_loop(self) -> None:
+        period = self.settings.tick_interval_s
+        while not self._stop.wait(period):
+            for handler in list(self.registry.handlers.values()):
+                tick = getattr(handler, "tick", None)
+                if tick is None:
+                    continue
+                outputs: list[Output] = tick(time.time())
+                if outputs:
+                    self.emit(Outcome(inputs=[], outputs=outputs, record_latency=False))
+
+    def flush(self) -> None:
+        """Ask handlers with open state (log windows) to publish it now (before shutting down)."""
+        for handler in list(self.registry.handlers.values()):
+            flush = getattr(handler, "flush", None)
+            if flush is None:
+                continue
+            outputs: list[Output] = flush(time.time())
+            if outputs:
+                self.emit(Outcome(inputs=[], outputs=outputs, record_latency=False))
+
+    # -- results and acknowledgements -----------------------------------------------------
+    def emit(self, outcome: Outcome) -> None:
+        """Publish the outputs; acknowledge the inputs once all were acknowledged by the broker."""
+        if outcome.record_latency:
+            now = time.perf_counter()
+            for env in outcome.inputs:
+                self.latency.add((now - env.inbound.received_mono) * 1000.0)
+        if not outcome.outputs:
+            self._settled(outcome)
+            return
+        state = _Settle(outcome=outcome, left=len(outcome.outputs), emitted_at=time.perf_counter())
+        with self._lock:
+            self._unsettled += 1
+        for output in outcome.outputs:
+            self._publish(state, output)
+
+    def _publish(self, state: _Settle, output: Output) -> None:
+        def done(result: PublishOutcome) -> None:
+            self._published(state, output, result)
+
+        self.publisher.publish(
+            output.topic, output.payload, qos=output.qos, retain=output.retain, on_done=done
+        )
+
+    def _published(self, state: _Settle, output: Output, result: PublishOutcome) -> None:
+        if result.ok:
+            self.counters.add(f"out_{output.label}")
+        else:
+            self.counters.add("publish_failed")
+            _log.error(
+                "pipeline.result_refused", topic=output.topic, label=output.label,
+                reason_code=result.reason_code, reason=result.reason,
+            )
+            if output.label != "dlq":
+                self._divert_to_dlq(state, output, result)
+        with self._lock:
+            state.left -= 1
+            finished = state.left == 0
+            if finished:
+                self._unsettled -= 1
+                self._idle.notify_all()
+        if finished:
+            self._settled(state.outcome)
+
+    def _divert_to_dlq(self, state: _Settle, output: Output, result: PublishOutcome) -> None:
+        """A refused result becomes a DLQ record of each input it settles (never silently lost)."""
+        reason = f"result on {output.topic} refused by the broker: {result.reason} ({result.reason_code})"
+        records = [self.dead.output(env.inbound, reason) for env in state.outcome.inputs]
+        with self._lock:
+            state.left += len(records)
+        for record in records:
+            self._publish(state, record)
+
+    def _settled(self, outcome: Outcome) -> None:
+        for env in outcome.inputs:
+            self.acker.ack(env.inbound)
+        self.counters.add("settled", len(outcome.inputs))
+
+    # -- stats ----------------------------------------------------------------------------
+    def stats(self) -> StatsMessage:
+        counters = self.counters.snapshot()
+        if self._extra_counters is not None:
+            counters.update({f"mqtt_{k}": v for k, v in self._extra_counters().items()})
+        with self._lock:
+            unsettled = self._unsettled
+        queue = {
+            "depth": len(self.queue),
+            "capacity": self.queue.capacity,
+            "high_water": self.queue.high_water,
+            "backpressure_waits": self.queue.backpressure_waits,
+            "unsettled": unsettled,
+        }
+        queue.update({f"depth_{k}": v for k, v in self.queue.depths().items()})
+        return StatsMessage(
+            site=self.topics.site,
+            ts=time.time(),
+            uptime_s=time.monotonic() - self._started,
+            counters=counters,
+            queue=queue,
+            latency_ms=self.latency.summary(),
+            rss_mb=self._gauges.rss_mb(),
+            cpu_percent=self._gauges.cpu_percent(),
+        )
+
+    def publish_stats(self) -> None:
+        message = self.stats()
+        self.publisher.publish(StatsMessage.topic(self.topics), message.payload(), qos=0)
+
+    def _stats_loop(self) -> None:
+        while not self._stop.wait(self.settings.stats_interval_s):
+            self.publish_stats()
+
+    # -- shutdown -------------------------------------------------------------------------
+    def drain(self, timeout: float) -> bool:
+        """Wait until the queue is empty, no worker is busy with an input and every result was
+        acknowledged (True), or ``timeout`` passed (False)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._unsettled or self._in_hand or len(self.queue):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(min(left, 0.05))
+        return True
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self.queue.close()
+        for thread in self._threads:
+            thread.join(timeout)

@@ -1,0 +1,124 @@
+"""One small interface over the two TFLite interpreters: ``tflite_runtime`` and ``ai_edge_litert``.
+
+``load_backend("auto")`` picks whichever is installed (LiteRT first, then tflite-runtime);
+naming one explicitly fails with :class:`BackendUnavailable` saying why. Import errors from the
+foreign packages are translated here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from edge_agent.errors import BackendUnavailable, DelegateUnavailable
+
+__all__ = [
+    "BACKEND_NAMES",
+    "Backend",
+    "Interpreter",
+    "available_backends",
+    "load_backend",
+]
+
+# name -> module that provides Interpreter and load_delegate
+_MODULES: dict[str, str] = {
+    "litert": "ai_edge_litert.interpreter",
+    "tflite-runtime": "tflite_runtime.interpreter",
+}
+BACKEND_NAMES: tuple[str, ...] = ("auto", *_MODULES)
+_AUTO_ORDER: tuple[str, ...] = ("litert", "tflite-runtime")
+
+
+class Interpreter(Protocol):
+    """The part of the TFLite interpreter API the runtime uses (both packages provide it)."""
+
+    def allocate_tensors(self) -> None: ...
+    def get_input_details(self) -> list[dict[str, Any]]: ...
+    def get_output_details(self) -> list[dict[str, Any]]: ...
+    def set_tensor(self, tensor_index: int, value: Any) -> None: ...
+    def get_tensor(self, tensor_index: int) -> Any: ...
+    def invoke(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A loaded interpreter package. ``version`` is the package version string if known."""
+
+    name: str
+    module: ModuleType
+    version: str
+
+    def make_interpreter(
+        self, model_path: str | Path, num_threads: int = 1, delegates: Sequence[object] = ()
+    ) -> Interpreter:
+        """An interpreter over ``model_path`` (memory-mapped by TFLite), tensors allocated."""
+        try:
+            interp: Interpreter = self.module.Interpreter(
+                model_path=str(model_path),
+                num_threads=max(1, int(num_threads)),
+                experimental_delegates=list(delegates) or None,
+            )
+            interp.allocate_tensors()
+        except (ValueError, RuntimeError) as exc:
+            raise BackendUnavailable(f"{self.name}: cannot load {model_path}: {exc}") from exc
+        return interp
+
+    def load_delegate(self, library: str, options: dict[str, str] | None = None) -> object:
+        """Load an external delegate shared library; failures become DelegateUnavailable."""
+        try:
+            return self.module.load_delegate(library, options or {})
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise DelegateUnavailable(f"{self.name}: cannot load delegate {library}: {exc}") from exc
+
+
+def available_backends() -> list[str]:
+    """Concrete backend names whose package imports on this machine."""
+    found = []
+    for name in _AUTO_ORDER:
+        try:
+            _import(name)
+        except BackendUnavailable:
+            continue
+        found.append(name)
+    return found
+
+
+def load_backend(name: str = "auto") -> Backend:
+    """The named backend, or the first installed one for ``auto``."""
+    if name not in BACKEND_NAMES:
+        raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")
+    if name != "auto":
+        return _make(name)
+    reasons = []
+    for candidate in _AUTO_ORDER:
+        try:
+            return _make(candidate)
+        except BackendUnavailable as exc:
+            reasons.append(str(exc))
+    raise BackendUnavailable("no TFLite backend installed: " + "; ".join(reasons))
+
+
+def _make(name: str) -> Backend:
+    module = _import(name)
+    return Backend(name, module, _version(name))
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(_MODULES[name])
+    except ImportError as exc:  # includes a numpy ABI mismatch surfacing as ImportError
+        raise BackendUnavailable(f"backend {name!r} is not usable: {exc}") from exc
+
+
+def _version(name: str) -> str:
+    from importlib import metadata
+
+    dist = {"litert": "ai-edge-litert", "tflite-runtime": "tflite-runtime"}[name]
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,67 @@
+"""What a prepared backend contributes to interpreters, and the interpreter factory that uses it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from edge_agent.errors import BackendUnavailable
+from edge_agent.runtime.backend import Backend, Interpreter
+
+__all__ = ["DelegateSetup", "make_interpreter", "setup_name", "stringify_options"]
+
+
+@dataclass(frozen=True)
+class DelegateSetup:
+    """A loaded backend option: the delegates to attach, the bundle variant to run, CPU settings.
+
+    ``delegates`` hold the foreign delegate objects; keeping the setup alive keeps them loaded.
+    """
+
+    name: str
+    kind: str
+    variant: str = "default"
+    delegates: tuple[object, ...] = ()
+    xnnpack: bool = True
+    threads: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def make_interpreter(backend: Backend, model_path: str | Path, setup: DelegateSetup, threads: int) -> Interpreter:
+    """An interpreter for ``model_path`` with the setup's delegates (tensors allocated).
+
+    With ``xnnpack`` on this is :meth:`Backend.make_interpreter`; with it off the built-in kernels
+    run without the default XNNPACK delegate (the CPU reference used for golden outputs).
+    """
+    n = setup.threads or threads
+    if setup.xnnpack:
+        return backend.make_interpreter(model_path, n, setup.delegates)
+    module: Any = backend.module
+    try:
+        interp: Interpreter = module.Interpreter(
+            model_path=str(model_path),
+            num_threads=max(1, n),
+            experimental_delegates=list(setup.delegates) or None,
+            experimental_op_resolver_type=module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        )
+        interp.allocate_tensors()
+    except (ValueError, RuntimeError) as exc:
+        raise BackendUnavailable(f"{backend.name}: cannot load {model_path}: {exc}") from exc
+    return interp
+
+
+def stringify_options(options: dict[str, str | int | float | bool]) -> dict[str, str]:
+    """Delegate plugins take string options; booleans become ``true``/``false``."""
+    return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+
+
+def setup_name(kind: str, label: str | None, taken: Sequence[str]) -> str:
+    """A unique, readable name for a preference-list entry (``external``, ``external#2``...)."""
+    base = label or kind
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}#{n}"
+    return name

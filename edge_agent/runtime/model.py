@@ -1,0 +1,178 @@
+"""The bundle's model at run time: segments chained per task graph, behind ``run_intents``/``run_logs``.
+
+A graph (``manifest.graphs[task]``) is an ordered list of segments. Values flow between segments
+by name: the ``ids`` input feeds the embedding, which writes ``h0``; block ``i`` reads ``h{i}``
+and writes ``h{i+1}``; heads read the last hidden state and write the named logits. The chaining
+lives in :class:`SegmentChain` (all segments resident) so that a streaming executor can replace
+it without touching callers: anything with ``run(feeds) -> dict`` and ``close()`` will do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from edge_agent.errors import BundleError, InferenceError
+from edge_agent.nlu.tokenizer import Tokenizer
+from edge_agent.runtime.backend import Backend, Interpreter, load_backend
+from edge_agent.runtime.bundle import Bundle, SegmentSpec
+
+__all__ = ["Executor", "Model", "SegmentChain", "SegmentRunner"]
+
+FloatArray = npt.NDArray[np.float32]
+INTENT_OUTPUTS = ("intent_logits", "slot_logits")
+LOG_OUTPUTS = ("severity_logits", "category_logits", "anomaly_logit")
+
+
+class Executor(Protocol):
+    """Runs one graph for one example (batch 1): feeds by name in, named outputs out."""
+
+    def run(self, feeds: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Port:
+    name: str  # manifest value name (e.g. "h1")
+    index: int  # interpreter tensor index
+    dtype: Any
+    scale: float
+    zero_point: int
+
+
+class SegmentRunner:
+    """One segment's interpreter with its ports resolved; quantizes int8 ports at the boundary."""
+
+    def __init__(self, spec: SegmentSpec, interpreter: Interpreter) -> None:
+        self.spec = spec
+        self._interp = interpreter
+        self.inputs = _ports(spec.name, spec.inputs, interpreter.get_input_details())
+        self.outputs = _ports(spec.name, spec.outputs, interpreter.get_output_details())
+
+    def run(self, env: dict[str, npt.NDArray[Any]]) -> None:
+        for port in self.inputs:
+            self._interp.set_tensor(port.index, _to_port(env[port.name], port))
+        try:
+            self._interp.invoke()
+        except RuntimeError as exc:
+            raise InferenceError(f"segment {self.spec.name}: invoke failed: {exc}") from exc
+        for port in self.outputs:
+            env[port.name] = _from_port(self._interp.get_tensor(port.index), port)
+
+
+class SegmentChain:
+    """Resident executor: every segment of a graph loaded once, run in order."""
+
+    def __init__(self, runners: Sequence[SegmentRunner]) -> None:
+        self.runners = list(runners)
+
+    def run(self, feeds: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+        env = dict(feeds)
+        for runner in self.runners:
+            runner.run(env)
+        return env
+
+    def close(self) -> None:
+        self.runners.clear()
+
+
+class Model:
+    """Tokenizer plus the intent and log graphs of a verified bundle."""
+
+    def __init__(
+        self,
+        bundle: Bundle,
+        backend: str | Backend = "auto",
+        threads: int = 1,
+        residency: str = "resident",
+        weight_budget_mb: float | None = None,
+        variant: str = "default",
+        delegates: Sequence[object] = (),
+    ) -> None:
+        if residency not in ("resident", "auto"):
+            raise BundleError(f"residency {residency!r} is not available in this runtime (resident only)")
+        self.bundle = bundle
+        self.backend = backend if isinstance(backend, Backend) else load_backend(backend)
+        self.threads = threads
+        self.weight_budget_mb = weight_budget_mb
+        tok = bundle.manifest["tokenizer"]
+        self.max_len = int(tok["max_len"])
+        self.tokenizer = Tokenizer(bundle.tokenizer_path, self.max_len)
+        specs = bundle.segments(variant)
+        self._runners: dict[str, SegmentRunner] = {}
+        self._graphs: dict[str, Executor] = {
+            task: SegmentChain([self._runner(specs, name, delegates) for name in bundle.graph(task)])
+            for task in ("intents", "logs")
+        }
+        self.labels = {head: bundle.labels(head) for head in ("intents", "slot_tags", "severity", "category")}
+        self.warm_up()
+
+    def _runner(self, specs: dict[str, SegmentSpec], name: str, delegates: Sequence[object]) -> SegmentRunner:
+        if name not in self._runners:
+            if name not in specs:
+                raise BundleError(f"{self.bundle.path}: graph uses unknown segment {name!r}")
+            spec = specs[name]
+            interp = self.backend.make_interpreter(self.bundle.path / spec.file, self.threads, delegates)
+            self._runners[name] = SegmentRunner(spec, interp)
+        return self._runners[name]
+
+    def warm_up(self) -> None:
+        ids = np.zeros((1, self.max_len), dtype=np.int32)
+        self.run_intents(ids)
+        self.run_logs(ids)
+
+    def run_intents(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray]:
+        """(intent_logits (B, I), slot_logits (B, L, T)) for token ids (B, L)."""
+        intent, slots = self._run_batch("intents", ids, INTENT_OUTPUTS)
+        return intent, slots
+
+    def run_logs(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """(severity_logits (B, S), category_logits (B, C), anomaly_logit (B,))."""
+        sev, cat, anom = self._run_batch("logs", ids, LOG_OUTPUTS)
+        return sev, cat, anom.reshape(anom.shape[0])
+
+    def _run_batch(self, task: str, ids: npt.NDArray[np.int32], names: tuple[str, ...]) -> list[FloatArray]:
+        ids = np.asarray(ids, dtype=np.int32)
+        if ids.ndim != 2 or ids.shape[1] != self.max_len:
+            raise InferenceError(f"ids must have shape (B, {self.max_len}), got {ids.shape}")
+        graph = self._graphs[task]
+        rows = [graph.run({"ids": ids[i : i + 1]}) for i in range(ids.shape[0])]
+        return [np.concatenate([r[n] for r in rows], axis=0).astype(np.float32, copy=False) for n in names]
+
+    def close(self) -> None:
+        for graph in self._graphs.values():
+            graph.close()
+        self._runners.clear()
+
+
+def _ports(segment: str, specs: Sequence[dict[str, Any]], details: list[dict[str, Any]]) -> list[_Port]:
+    by_name = {d["name"]: d for d in details}
+    ports = []
+    for spec in specs:
+        tensor = spec.get("tensor", spec["name"])
+        detail = by_name.get(tensor)
+        if detail is None:
+            raise BundleError(f"segment {segment}: model has no tensor {tensor!r} for {spec['name']!r}")
+        scale, zero = detail.get("quantization", (0.0, 0))
+        ports.append(_Port(spec["name"], int(detail["index"]), detail["dtype"], float(scale), int(zero)))
+    return ports
+
+
+def _to_port(value: npt.NDArray[Any], port: _Port) -> npt.NDArray[Any]:
+    if port.dtype in (np.int8, np.uint8) and value.dtype == np.float32 and port.scale:
+        info = np.iinfo(port.dtype)
+        q = np.round(value / port.scale) + port.zero_point
+        quantized: npt.NDArray[Any] = np.clip(q, info.min, info.max).astype(port.dtype)
+        return quantized
+    return value.astype(port.dtype, copy=False)
+
+
+def _from_port(value: npt.NDArray[Any], port: _Port) -> npt.NDArray[Any]:
+    if port.dtype in (np.int8, np.uint8) and port.scale:
+        out: npt.NDArray[Any] = ((value.astype(np.float32) - port.zero_point) * port.scale).astype(np.float32)
+        return out
+    return np.asarray(value)

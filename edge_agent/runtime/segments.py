@@ -1,0 +1,410 @@
+"""Segment executor: runs a bundle's task graphs with weights resident, streamed, or a mix.
+
+* ``resident``: every segment's interpreter is built once (its file memory-mapped) and kept.
+* ``stream``: a segment's interpreter is built (file mapped read-only) just before it runs and
+  dropped right after, so at most one segment's weights are mapped at a time. A reader thread
+  asks the kernel to read the next segments ahead (``POSIX_FADV_WILLNEED``), bounded by
+  ``prefetch`` segments and by ``weight_budget_mb``. With ``drop_page_cache`` the released
+  segment's pages are also evicted from the page cache (``POSIX_FADV_DONTNEED``).
+* ``auto``: segments are kept resident, in graph order, while their files fit in
+  ``weight_budget_mb``; the rest stream.
+
+Several requests handed over together (:meth:`SegmentExecutor.run_many`, or queued through
+:class:`BatchQueue`) go through each segment while it is loaded: one invoke over the
+concatenated batch when the segment's batch dimension is dynamic, one invoke per request
+otherwise. Either way a streamed segment is loaded once per batch, not once per request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from edge_agent.errors import BundleError, InferenceError
+from edge_agent.runtime.backend import Interpreter
+from edge_agent.runtime.bundle import Bundle, SegmentSpec
+from edge_agent.runtime.model import SegmentRunner
+
+__all__ = [
+    "BatchQueue",
+    "Feeds",
+    "SegmentExecutor",
+    "TaskExecutor",
+    "evict_from_page_cache",
+    "plan_residency",
+]
+
+Feeds = dict[str, npt.NDArray[Any]]
+LoadInterpreter = Callable[[Path], Interpreter]
+_MB = 1 << 20
+
+
+def evict_from_page_cache(path: Path) -> None:
+    """Ask the kernel to drop ``path``'s clean pages from the page cache."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def plan_residency(
+    order: Sequence[str], sizes: dict[str, int], residency: str, weight_budget_mb: float | None
+) -> set[str]:
+    """Names of the segments to keep resident (``order``: first use across the task graphs)."""
+    if residency == "resident":
+        return set(order)
+    if residency == "stream":
+        return set()
+    if residency != "auto":
+        raise BundleError(f"unknown residency {residency!r}; use resident, stream or auto")
+    budget = (weight_budget_mb or 0.0) * _MB
+    kept: set[str] = set()
+    used = 0
+    for name in order:
+        if used + sizes[name] <= budget:
+            kept.add(name)
+            used += sizes[name]
+    return kept
+
+
+@dataclass
+class _Loaded:
+    spec: SegmentSpec
+    interp: Any
+    runner: SegmentRunner
+    dynamic: bool
+    batch: int
+
+
+@dataclass
+class ExecutorStats:
+    loads: int = 0
+    releases: int = 0
+    invokes: int = 0
+    requests: int = 0
+    prefetches: int = 0
+    evictions: int = 0
+    bytes_loaded: int = 0
+    peak_mapped_bytes: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class _Prefetcher:
+    """Reader thread: POSIX_FADV_WILLNEED on segment files ahead of their use."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Path | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="segment-prefetch", daemon=True)
+        self._thread.start()
+        self.done = 0
+
+    def request(self, path: Path) -> None:
+        self._queue.put(path)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while (path := self._queue.get()) is not None:
+            with contextlib.suppress(OSError):  # a vanished file shows up when the segment loads
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                finally:
+                    os.close(fd)
+            self.done += 1
+
+
+@dataclass
+class SegmentExecutor:
+    """Runs ``bundle``'s graphs; ``load(path)`` makes an interpreter for one segment file."""
+
+    bundle: Bundle
+    load: LoadInterpreter
+    variant: str = "default"
+    residency: str = "resident"
+    weight_budget_mb: float | None = None
+    prefetch: int = 2
+    drop_page_cache: bool = False
+    pace: Callable[[], object] | None = None
+    stats: ExecutorStats = field(default_factory=ExecutorStats)
+
+    def __post_init__(self) -> None:
+        self._specs = self.bundle.segments(self.variant)
+        self._graphs = {task: self.bundle.graph(task) for task in self.bundle.manifest["graphs"]}
+        order = list(dict.fromkeys(n for g in self._graphs.values() for n in g))
+        unknown = [n for n in order if n not in self._specs]
+        if unknown:
+            raise BundleError(f"{self.bundle.path}: graphs use unknown segments {', '.join(unknown)}")
+        files = self.bundle.manifest["files"]
+        self.sizes = {n: int(files[self._specs[n].file]["size"]) for n in order}
+        self.resident_names = plan_residency(order, self.sizes, self.residency, self.weight_budget_mb)
+        self._resident: dict[str, _Loaded] = {}
+        self._warm: set[str] = set()
+        self._prefetcher = _Prefetcher() if len(self.resident_names) < len(order) and self.prefetch else None
+        for name in order:
+            if name in self.resident_names:
+                self._resident[name] = self._load(name)
+
+    # -- public ---------------------------------------------------------------------------
+    @property
+    def tasks(self) -> list[str]:
+        return list(self._graphs)
+
+    def run(self, task: str, feeds: Feeds, *, background: bool = False) -> Feeds:
+        """One request (any batch size) through ``task``'s graph; returns every named value."""
+        return self.run_many(task, [feeds], background=background)[0]
+
+    def run_many(self, task: str, requests: Sequence[Feeds], background: bool = False) -> list[Feeds]:
+        """Several requests through the graph, each segment loaded once for all of them.
+
+        ``background`` work calls ``pace`` (the CPU governor) before each segment.
+        """
+        graph = self._graph(task)
+        envs = [dict(r) for r in requests]
+        self.stats.requests += len(envs)
+        for i, name in enumerate(graph):
+            self._read_ahead(graph, i)
+            if background and self.pace is not None:
+                self.pace()
+            seg = self._acquire(name)
+            try:
+                self._run_segment(seg, envs)
+            finally:
+                self._release(seg)
+        return envs
+
+    def close(self) -> None:
+        self._resident.clear()
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+            self._prefetcher = None
+
+    def mapped_budget_bytes(self) -> int | None:
+        return None if self.weight_budget_mb is None else int(self.weight_budget_mb * _MB)
+
+    # -- loading --------------------------------------------------------------------------
+    def _graph(self, task: str) -> list[str]:
+        try:
+            return self._graphs[task]
+        except KeyError as exc:
+            raise InferenceError(f"bundle has no graph for task {task!r}") from exc
+
+    def _path(self, name: str) -> Path:
+        return self.bundle.path / self._specs[name].file
+
+    def _load(self, name: str) -> _Loaded:
+        spec = self._specs[name]
+        interp: Any = self.load(self._path(name))
+        runner = SegmentRunner(spec, interp)
+        sig = [d.get("shape_signature", d["shape"]) for d in interp.get_input_details()]
+        dynamic = all(len(s) > 0 and int(s[0]) == -1 for s in sig)
+        batch = int(interp.get_input_details()[0]["shape"][0]) if sig else 1
+        self.stats.loads += 1
+        self.stats.bytes_loaded += self.sizes[name]
+        return _Loaded(spec, interp, runner, dynamic, batch)
+
+    def _acquire(self, name: str) -> _Loaded:
+        loaded = self._resident.get(name)
+        if loaded is not None:
+            return loaded
+        seg = self._load(name)
+        mapped = self.sizes[name] + sum(self.sizes[n] for n in self._resident)
+        self.stats.peak_mapped_bytes = max(self.stats.peak_mapped_bytes, mapped)
+        return seg
+
+    def _release(self, seg: _Loaded) -> None:
+        name = seg.spec.name
+        if name in self._resident:
+            return
+        seg.runner = None  # type: ignore[assignment]
+        seg.interp = None  # the interpreter (and its mapping of the file) goes with its last reference
+        self.stats.releases += 1
+        self._warm.discard(name)
+        if self.drop_page_cache:
+            with contextlib.suppress(OSError):
+                evict_from_page_cache(self._path(name))
+                self.stats.evictions += 1
+
+    def _read_ahead(self, graph: list[str], index: int) -> None:
+        """Queue WILLNEED for the next streamed segments within the look-ahead and the budget."""
+        if self._prefetcher is None:
+            return
+        budget = self.mapped_budget_bytes()
+        ahead = 0
+        used = self.sizes[graph[index]] if graph[index] not in self.resident_names else 0
+        for name in graph[index:]:
+            if name in self.resident_names:
+                continue
+            if ahead >= self.prefetch + 1 or (budget is not None and used > budget and ahead > 0):
+                break
+            ahead += 1
+            if name != graph[index]:
+                used += self.sizes[name]
+            if name not in self._warm:
+                self._warm.add(name)
+                self._prefetcher.request(self._path(name))
+                self.stats.prefetches += 1
+
+    # -- running --------------------------------------------------------------------------
+    def _run_segment(self, seg: _Loaded, envs: list[Feeds]) -> None:
+        first = seg.runner.inputs[0].name
+        sizes = [int(np.shape(env[first])[0]) for env in envs]
+        if seg.dynamic and len(envs) > 1 and _same_trailing(seg, envs):
+            merged = {p.name: np.concatenate([env[p.name] for env in envs]) for p in seg.runner.inputs}
+            self._invoke(seg, merged, sum(sizes))
+            offsets = np.cumsum([0, *sizes])
+            for k, env in enumerate(envs):
+                for port in seg.runner.outputs:
+                    env[port.name] = merged[port.name][offsets[k] : offsets[k + 1]]
+            return
+        for env, size in zip(envs, sizes, strict=True):
+            if seg.dynamic or size == seg.batch:
+                self._invoke(seg, env, size)
+            else:
+                self._invoke_rows(seg, env, size)
+
+    def _invoke(self, seg: _Loaded, env: Feeds, batch: int) -> None:
+        if batch != seg.batch:
+            for port, detail in zip(seg.runner.inputs, _input_details(seg), strict=True):
+                seg.interp.resize_tensor_input(port.index, [batch, *list(detail["shape"][1:])])
+            seg.interp.allocate_tensors()
+            seg.batch = batch
+        seg.runner.run(env)
+        self.stats.invokes += 1
+
+    def _invoke_rows(self, seg: _Loaded, env: Feeds, size: int) -> None:
+        """A fixed-batch segment (batch ``seg.batch``, usually 1): run the request row by row."""
+        step = seg.batch
+        parts: list[Feeds] = []
+        for start in range(0, size, step):
+            row = {p.name: env[p.name][start : start + step] for p in seg.runner.inputs}
+            self._invoke(seg, row, step)
+            parts.append(row)
+        for port in seg.runner.outputs:
+            env[port.name] = np.concatenate([p[port.name] for p in parts])
+
+
+def _input_details(seg: _Loaded) -> list[dict[str, Any]]:
+    by_index = {int(d["index"]): d for d in seg.interp.get_input_details()}
+    return [by_index[p.index] for p in seg.runner.inputs]
+
+
+def _same_trailing(seg: _Loaded, envs: list[Feeds]) -> bool:
+    return all(
+        len({tuple(np.shape(env[p.name])[1:]) for env in envs}) == 1 for p in seg.runner.inputs
+    )
+
+
+# -- request batching ------------------------------------------------------------------------
+RunMany = Callable[[str, Sequence[Feeds], bool], list[Feeds]]
+
+
+@dataclass(order=True)
+class _Request:
+    priority: int
+    seq: int
+    task: str = field(compare=False)
+    feeds: Feeds = field(compare=False)
+    future: Future[Feeds] = field(compare=False)
+
+
+class BatchQueue:
+    """One worker thread in front of ``run_many``: queued requests of a task go through together.
+
+    Interactive requests (priority 0) are taken before background ones (priority 1); a batch
+    holds requests of one task and one priority, at most ``max_batch`` of them.
+    """
+
+    def __init__(self, run_many: RunMany, *, max_batch: int = 8) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be >= 1")
+        self._run_many = run_many
+        self.max_batch = max_batch
+        self._heap: list[_Request] = []
+        self._cv = threading.Condition()
+        self._seq = itertools.count()
+        self._closed = False
+        self.batches = 0
+        self.batched_requests = 0
+        self._thread = threading.Thread(target=self._loop, name="segment-batcher", daemon=True)
+        self._thread.start()
+
+    def submit(self, task: str, feeds: Feeds, *, interactive: bool = True) -> Future[Feeds]:
+        fut: Future[Feeds] = Future()
+        with self._cv:
+            if self._closed:
+                raise InferenceError("executor queue is closed")
+            heapq.heappush(self._heap, _Request(0 if interactive else 1, next(self._seq), task, feeds, fut))
+            self._cv.notify()
+        return fut
+
+    def run(self, task: str, feeds: Feeds, *, interactive: bool = True) -> Feeds:
+        return self.submit(task, feeds, interactive=interactive).result()
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        self._thread.join(timeout=10)
+
+    def _take(self) -> list[_Request] | None:
+        with self._cv:
+            while not self._heap and not self._closed:
+                self._cv.wait()
+            if not self._heap:
+                return None
+            head = heapq.heappop(self._heap)
+            batch = [head]
+            rest = []
+            while self._heap and len(batch) < self.max_batch:
+                req = heapq.heappop(self._heap)
+                same = req.task == head.task and req.priority == head.priority
+                (batch if same else rest).append(req)
+            for req in rest:
+                heapq.heappush(self._heap, req)
+            return batch
+
+    def _loop(self) -> None:
+        while (batch := self._take()) is not None:
+            self.batches += 1
+            self.batched_requests += len(batch)
+            try:
+                outs = self._run_many(batch[0].task, [r.feeds for r in batch], batch[0].priority > 0)
+            except Exception as exc:  # handed to every waiting caller, which re-raises it
+                for req in batch:
+                    req.future.set_exception(exc)
+                continue
+            for req, out in zip(batch, outs, strict=True):
+                req.future.set_result(out)
+
+
+class TaskExecutor:
+    """``run(feeds) -> dict`` for one task over a :class:`BatchQueue` (model.Executor protocol)."""
+
+    def __init__(self, queue: BatchQueue, task: str, *, interactive: bool = True) -> None:
+        self._queue = queue
+        self.task = task
+        self.interactive = interactive
+
+    def run(self, feeds: Feeds) -> Feeds:
+        return self._queue.run(self.task, feeds, interactive=self.interactive)
+
+    def close(self) -> None:
+        """The queue is shared between tasks; its owner closes it."""

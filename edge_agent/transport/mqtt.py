@@ -1,0 +1,364 @@
+"""MQTT transport over paho-mqtt 2.x (callback API v2). Sees (topic, bytes) only.
+
+- MQTT 5 (default) or 3.1.1, TLS with CA / client certificate, username + password.
+- Persistent session: clean start off and a session expiry (clean session off on 3.1.1), inputs
+  subscribed at QoS 1, and *manual* acknowledgement: :meth:`MqttTransport.ack` is called by the
+  owner once the input's results were acknowledged by the broker.
+- A refused CONNACK is a failure (reason code logged; no subscription is made); refusals that
+  retrying cannot fix (bad credentials, not authorized, banned...) stop the transport and are
+  reported through :attr:`MqttTransport.fatal`.
+- A PUBACK with a failure reason code reaches the publisher's ``on_done`` as a failure.
+- Reconnects with capped exponential backoff and full jitter (our own loop, not paho's).
+- Availability: retained ``online`` after each connect, ``offline`` as Last Will and on close.
+"""
+
+from __future__ import annotations
+
+import random
+import ssl
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as paho
+import structlog
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from edge_agent.config import MqttConfig
+from edge_agent.errors import TransportError
+from edge_agent.transport.base import Inbound, PublishDone, PublishOutcome
+
+__all__ = ["FATAL_CONNACK_CODES", "Backoff", "MqttTransport", "TransportCounters"]
+
+_log = structlog.get_logger("edge_agent.transport")
+
+# CONNACK reason codes that retrying cannot fix (MQTT 5 values; 3.1.1 codes are mapped to these
+# by paho): unsupported protocol, bad client id, bad user name or password, not authorized, banned,
+# bad authentication method.
+FATAL_CONNACK_CODES = frozenset({0x84, 0x85, 0x86, 0x87, 0x8A, 0x8C})
+
+
+class Backoff:
+    """Capped exponential backoff with full jitter: delay n is uniform in [0, min(cap, base*2^n)],
+    never below ``base / 2`` so a flapping broker is not hammered."""
+
+    def __init__(self, base: float, cap: float, rng: random.Random | None = None) -> None:
+        self.base = base
+        self.cap = cap
+        self.attempt = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        ceiling = min(self.cap, self.base * (2 ** min(self.attempt, 30)))
+        self.attempt += 1
+        return max(self.base / 2, self._rng.uniform(0, ceiling))
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+@dataclass
+class TransportCounters:
+    connects: int = 0
+    connect_failures: int = 0
+    connect_refused: int = 0
+    disconnects: int = 0
+    received: int = 0
+    acked: int = 0
+    published: int = 0
+    publish_failed: int = 0
+    subscribe_refused: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class MqttTransport:
+    """One MQTT connection. ``on_message`` runs on the network thread and may block (backpressure)."""
+
+    def __init__(
+        self,
+        settings: MqttConfig,
+        client_id: str,
+        status_topic: str,
+        subscriptions: Sequence[str],
+        on_message: Callable[[Inbound], None],
+        on_connected: Callable[[], None] | None = None,
+        online: bytes = b"online",
+        offline: bytes = b"offline",
+        receive_maximum: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client_id = client_id
+        self.status_topic = status_topic
+        self.subscriptions = list(subscriptions)
+        self.counters = TransportCounters()
+        self.fatal: TransportError | None = None
+        self._on_message = on_message
+        self._receive_maximum = receive_maximum
+        self._on_connected = on_connected
+        self._online = online
+        self._offline = offline
+        self._v5 = settings.protocol == "5"
+        self._lock = threading.Lock()
+        self._pending: dict[int, PublishDone] = {}
+        self._early: dict[int, PublishOutcome] = {}
+        self._idle = threading.Condition(self._lock)
+        self._connected = threading.Event()
+        self._session_ended = threading.Event()
+        self._closing = threading.Event()
+        self._accepting = True
+        self._supervisor: threading.Thread | None = None
+        self._backoff = Backoff(settings.reconnect_min_s, settings.reconnect_max_s)
+        self._client = self._make_client()
+
+    # -- set-up -------------------------------------------------------------------------
+    def _make_client(self) -> paho.Client:
+        s = self.settings
+        protocol = MQTTProtocolVersion.MQTTv5 if self._v5 else MQTTProtocolVersion.MQTTv311
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            clean_session=None if self._v5 else False,
+            protocol=protocol,
+            manual_ack=True,
+            reconnect_on_failure=False,
+        )
+        if s.username is not None:
+            client.username_pw_set(s.username, s.password)
+        if s.tls is not None:
+            client.tls_set_context(self._tls_context())
+        client.max_inflight_messages_set(s.max_inflight)
+        client.will_set(self.status_topic, self._offline, qos=1, retain=True)
+        client.on_connect = self._handle_connect
+        client.on_disconnect = self._handle_disconnect
+        client.on_message = self._handle_message
+        client.on_publish = self._handle_publish
+        client.on_subscribe = self._handle_subscribe
+        return client
+
+    def _tls_context(self) -> ssl.SSLContext:
+        tls = self.settings.tls
+        assert tls is not None
+        try:
+            ctx = ssl.create_default_context(cafile=str(tls.ca_file) if tls.ca_file else None)
+            if tls.cert_file is not None and tls.key_file is not None:
+                ctx.load_cert_chain(str(tls.cert_file), str(tls.key_file))
+        except (OSError, ssl.SSLError) as exc:
+            raise TransportError(f"mqtt.tls: cannot load certificates: {exc}") from None
+        return ctx
+
+    def _connect_properties(self) -> Properties | None:
+        if not self._v5:
+            return None
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = self.settings.session_expiry_s
+        if self._receive_maximum is not None:
+            # the broker never has more unacknowledged inputs in flight to us than the queue holds
+            props.ReceiveMaximum = max(1, min(self._receive_maximum, 65535))
+        return props
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start connecting in the background (returns at once)."""
+        self._supervisor = threading.Thread(target=self._supervise, name="mqtt-supervisor", daemon=True)
+        self._supervisor.start()
+
+    def wait_connected(self, timeout: float) -> bool:
+        return self._connected.wait(timeout)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def _supervise(self) -> None:
+        while not self._closing.is_set():
+            if self._connect_once():
+                self._session_ended.wait()
+                self._client.loop_stop()
+            if self.fatal is not None or self._closing.is_set():
+                break
+            delay = self._backoff.next()
+            _log.info("mqtt.reconnect_wait", delay_s=round(delay, 3), attempt=self._backoff.attempt)
+            self._closing.wait(delay)
+
+    def _connect_once(self) -> bool:
+        s = self.settings
+        self._session_ended.clear()
+        try:
+            self._client.connect(
+                s.host,
+                s.port,
+                keepalive=s.keepalive_s,
+                clean_start=False if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
+                properties=self._connect_properties(),
+            )
+        except (OSError, ssl.SSLError) as exc:
+            self.counters.connect_failures += 1
+            _log.warning("mqtt.connect_failed", host=s.host, port=s.port, error=str(exc))
+            return False
+        self._client.loop_start()
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Publish ``offline`` (retained), wait for its PUBACK, disconnect cleanly (no Will)."""
+        self._accepting = False
+        if self._connected.is_set():
+            done = threading.Event()
+            self.publish(self.status_topic, self._offline, qos=1, retain=True, on_done=lambda _o: done.set())
+            if not done.wait(timeout):
+                _log.warning("mqtt.offline_not_acknowledged", timeout_s=timeout)
+        self._closing.set()
+        self._client.disconnect()
+        self._session_ended.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout)
+        self._client.loop_stop()
+
+    def stop_accepting(self) -> None:
+        """Inputs arriving from now on are neither delivered nor acknowledged (the broker keeps them)."""
+        self._accepting = False
+
+    # -- callbacks (network thread) -----------------------------------------------------
+    def _handle_connect(
+        self, client: paho.Client, _ud: Any, flags: Any, reason: ReasonCode, _props: Any
+    ) -> None:
+        if reason.is_failure:
+            self._refused(reason)
+            return
+        self.counters.connects += 1
+        self._backoff.reset()
+        _log.info("mqtt.connected", session_present=bool(flags.session_present), client_id=self.client_id)
+        for topic in self.subscriptions:
+            options = SubscribeOptions(qos=1) if self._v5 else None
+            if options is not None:
+                client.subscribe(topic, options=options)
+            else:
+                client.subscribe(topic, qos=1)
+        self.publish(self.status_topic, self._online, qos=1, retain=True)
+        self._connected.set()
+        if self._on_connected is not None:
+            self._on_connected()
+
+    def _refused(self, reason: ReasonCode) -> None:
+        self.counters.connect_refused += 1
+        code = int(reason.value)
+        _log.error("mqtt.connect_refused", reason_code=code, reason=str(reason), client_id=self.client_id)
+        if code in FATAL_CONNACK_CODES:
+            self.fatal = TransportError(
+                f"broker refused the connection: {reason} (reason code {code}); check mqtt.username, "
+                "mqtt.password_file, mqtt.client_id and the broker's ACL"
+            )
+            self._closing.set()
+
+    def _handle_disconnect(
+        self, _c: paho.Client, _ud: Any, _flags: Any, reason: ReasonCode, _props: Any
+    ) -> None:
+        if self._connected.is_set():
+            self.counters.disconnects += 1
+            log = _log.info if self._closing.is_set() else _log.warning
+            log("mqtt.disconnected", reason_code=int(reason.value), reason=str(reason))
+        self._connected.clear()
+        self._session_ended.set()
+
+    def _handle_message(self, _c: paho.Client, _ud: Any, msg: paho.MQTTMessage) -> None:
+        if not self._accepting:
+            return  # not acknowledged: the broker redelivers it to the next session
+        self.counters.received += 1
+        self._on_message(
+            Inbound(
+                topic=msg.topic,
+                payload=bytes(msg.payload),
+                qos=msg.qos,
+                mid=msg.mid,
+                retain=bool(msg.retain),
+                dup=bool(msg.dup),
+                received_at=time.time(),
+                received_mono=time.perf_counter(),
+            )
+        )
+
+    def _handle_subscribe(
+        self, _c: paho.Client, _ud: Any, _mid: int, codes: list[ReasonCode], _props: Any
+    ) -> None:
+        for code in codes:
+            if code.is_failure:
+                self.counters.subscribe_refused += 1
+                _log.error("mqtt.subscribe_refused", reason_code=int(code.value), reason=str(code))
+
+    def _handle_publish(
+        self, _c: paho.Client, _ud: Any, mid: int, reason: ReasonCode, _props: Any
+    ) -> None:
+        outcome = PublishOutcome(ok=not reason.is_failure, reason_code=int(reason.value), reason=str(reason))
+        with self._lock:
+            callback = self._pending.pop(mid, None)
+            if callback is None:
+                self._early[mid] = outcome
+            if not self._pending:
+                self._idle.notify_all()
+        if callback is not None:
+            self._finish(callback, outcome)
+
+    def _finish(self, callback: PublishDone, outcome: PublishOutcome) -> None:
+        if outcome.ok:
+            self.counters.published += 1
+        else:
+            self.counters.publish_failed += 1
+            _log.error("mqtt.publish_refused", reason_code=outcome.reason_code, reason=outcome.reason)
+        callback(outcome)
+
+    # -- Publisher / acks ----------------------------------------------------------------
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        qos: int = 1,
+        retain: bool = False,
+        on_done: PublishDone | None = None,
+    ) -> None:
+        """Queue a publish; ``on_done`` runs (network thread) when the broker acknowledged it,
+        or at once with ``ok=False`` when paho refuses it. Kept across reconnects."""
+        callback: PublishDone = on_done if on_done is not None else _ignore
+        info = self._client.publish(topic, payload, qos=qos, retain=retain)
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            refused = PublishOutcome(ok=False, reason_code=-int(info.rc), reason=paho.error_string(info.rc))
+            self._finish(callback, refused)
+            return
+        with self._lock:
+            early = self._early.pop(info.mid, None)
+            if early is None:
+                self._pending[info.mid] = callback
+        if early is not None:
+            self._finish(callback, early)
+
+    def ack(self, inbound: Inbound) -> None:
+        """Acknowledge an input (QoS 0 needs nothing). Safe to call twice."""
+        if inbound.qos > 0:
+            self._client.ack(inbound.mid, inbound.qos)
+            self.counters.acked += 1
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every publish got its acknowledgement (True) or ``timeout`` passed."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def pending_publishes(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+
+def _ignore(_outcome: PublishOutcome) -> None:
+    return None

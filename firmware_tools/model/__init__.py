@@ -1,0 +1,1 @@
+"""Model building: data encoding, network definition, training, distillation, conversion, bundling."""

@@ -1,0 +1,118 @@
+"""Turn generated examples into arrays: tokenizer training, token ids, BIO tags, log labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sentencepiece as spm
+
+from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE, SLOTS
+from edge_agent.nlu.tokenizer import Encoded, Tokenizer
+
+__all__ = [
+    "INTENT_LABELS",
+    "SLOT_TAGS",
+    "IntentArrays",
+    "LogArrays",
+    "bio_tags",
+    "encode_intents",
+    "encode_logs",
+    "train_tokenizer",
+]
+
+INTENT_LABELS: tuple[str, ...] = (*INTENTS, OUT_OF_SCOPE)
+SLOT_TAGS: tuple[str, ...] = ("O", *(f"{p}-{s}" for s in SLOTS for p in ("B", "I")))
+_TAG_INDEX = {t: i for i, t in enumerate(SLOT_TAGS)}
+
+
+def train_tokenizer(texts: Sequence[str], prefix: Path, vocab_size: int, seed: int) -> Path:
+    """Train a unigram sentencepiece model (NFKC + case folding inside the model)."""
+    corpus = prefix.with_suffix(".corpus.txt")
+    corpus.write_text("\n".join(t.replace("\n", " ") for t in texts if t.strip()), encoding="utf-8")
+    spm.set_random_generator_seed(seed)
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(prefix),
+        vocab_size=vocab_size,
+        model_type="unigram",
+        normalization_rule_name="nmt_nfkc_cf",
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        user_defined_symbols=["<*>"],
+        hard_vocab_limit=False,
+        character_coverage=0.9995,
+        input_sentence_size=200_000,
+        shuffle_input_sentence=True,
+        seed_sentencepiece_size=200_000,
+        num_threads=2,
+        minloglevel=2,
+    )
+    corpus.unlink()
+    return prefix.with_suffix(".model")
+
+
+def bio_tags(enc: Encoded, spans: Sequence[tuple[int, int, str]], max_len: int) -> np.ndarray:
+    """Tag id per token position: B-slot on the first token overlapping a span, I-slot after."""
+    tags = np.zeros(max_len, dtype=np.int32)
+    for start, end, slot in spans:
+        if f"B-{slot}" not in _TAG_INDEX:
+            continue
+        first = True
+        for i, (ts, te) in enumerate(enc.offsets):
+            if te <= ts or te <= start or ts >= end:
+                continue
+            tags[i] = _TAG_INDEX[f"{'B' if first else 'I'}-{slot}"]
+            first = False
+    return tags
+
+
+@dataclass
+class IntentArrays:
+    ids: np.ndarray  # (N, L) int32
+    intent: np.ndarray  # (N,) int32
+    tags: np.ndarray  # (N, L) int32
+    texts: list[str]
+    examples: list[Any]
+
+
+@dataclass
+class LogArrays:
+    ids: np.ndarray
+    severity: np.ndarray
+    category: np.ndarray
+    anomaly: np.ndarray  # (N,) float32 0/1
+    lines: list[str]
+
+
+def encode_intents(tok: Tokenizer, examples: Sequence[Any]) -> IntentArrays:
+    index = {name: i for i, name in enumerate(INTENT_LABELS)}
+    n, L = len(examples), tok.max_len
+    ids = np.zeros((n, L), np.int32)
+    intent = np.zeros(n, np.int32)
+    tags = np.zeros((n, L), np.int32)
+    for i, ex in enumerate(examples):
+        enc = tok.encode(ex.text)
+        ids[i] = enc.ids
+        intent[i] = index[ex.intent if ex.intent is not None else OUT_OF_SCOPE]
+        tags[i] = bio_tags(enc, ex.spans, L)
+    return IntentArrays(ids, intent, tags, [e.text for e in examples], list(examples))
+
+
+def encode_logs(tok: Tokenizer, examples: Sequence[Any]) -> LogArrays:
+    sev_index = {s: i for i, s in enumerate(SEVERITIES)}
+    cat_index = {c: i for i, c in enumerate(CATEGORIES)}
+    n = len(examples)
+    ids = np.zeros((n, tok.max_len), np.int32)
+    for i, ex in enumerate(examples):
+        ids[i] = tok.encode(ex.line).ids
+    sev = np.array([sev_index[e.severity] for e in examples], np.int32)
+    cat = np.array([cat_index[e.category] for e in examples], np.int32)
+    anom = np.array([1.0 if e.anomaly else 0.0 for e in examples], np.float32)
+    return LogArrays(ids, sev, cat, anom, [e.line for e in examples])

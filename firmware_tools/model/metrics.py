@@ -1,0 +1,110 @@
+"""Metrics over logits, confidence calibration (temperature) and per-intent thresholds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
+
+__all__ = ["calibrate", "decode_spans", "intent_metrics", "log_metrics", "softmax"]
+
+OOS_INDEX = len(INTENT_LABELS) - 1
+
+
+def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
+    z = z / t
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def decode_spans(tags: np.ndarray) -> set[tuple[int, int, str]]:
+    """Token-level spans (start, end, slot) from a BIO tag id sequence (I without B starts a span)."""
+    spans: set[tuple[int, int, str]] = set()
+    cur: list[Any] | None = None
+    for i, t in enumerate([*list(tags), 0]):
+        name = SLOT_TAGS[int(t)]
+        if cur is not None and not (name.startswith("I-") and name[2:] == cur[2]):
+            spans.add((cur[0], i, cur[2]))
+            cur = None
+        if name != "O" and cur is None:
+            cur = [i, i + 1, name[2:]]
+    return spans
+
+
+def accept(probs: np.ndarray, thresholds: dict[str, float] | None) -> np.ndarray:
+    """Predicted intent index, OOS where the model says so or the confidence is below threshold."""
+    pred = probs.argmax(axis=-1)
+    if thresholds:
+        th = np.array([thresholds.get(name, 0.0) for name in INTENT_LABELS])
+        low = probs[np.arange(len(pred)), pred] < th[pred]
+        pred = np.where(low, OOS_INDEX, pred)
+    return pred
+
+
+def intent_metrics(intent_logits: np.ndarray, slot_logits: np.ndarray, gold_intent: np.ndarray,
+                   gold_tags: np.ndarray, ids: np.ndarray, temperature: float = 1.0,
+                   thresholds: dict[str, float] | None = None) -> dict[str, float]:
+    pred = accept(softmax(intent_logits, temperature), thresholds)
+    in_scope = gold_intent != OOS_INDEX
+    tp = fp = fn = 0
+    pred_tags = slot_logits.argmax(axis=-1) * (ids != 0)
+    exact = []
+    for i in np.flatnonzero(in_scope):
+        g, p = decode_spans(gold_tags[i]), decode_spans(pred_tags[i])
+        tp += len(g & p)
+        fp += len(p - g)
+        fn += len(g - p)
+        exact.append(g == p)
+    f1 = 2 * tp / max(1, 2 * tp + fp + fn)
+    return {
+        "intent_accuracy": float((pred == gold_intent).mean()),
+        "in_scope_accuracy": float((pred[in_scope] == gold_intent[in_scope]).mean()) if in_scope.any() else 0.0,
+        "oos_rejection": float((pred[~in_scope] == OOS_INDEX).mean()) if (~in_scope).any() else 0.0,
+        "slot_span_f1": float(f1),
+        "slot_exact": float(np.mean(exact)) if exact else 0.0,
+    }
+
+
+def log_metrics(sev: np.ndarray, cat: np.ndarray, anom: np.ndarray, gold_sev: np.ndarray,
+                gold_cat: np.ndarray, gold_anom: np.ndarray) -> dict[str, float]:
+    flag = anom.reshape(-1) > 0.0
+    gold = gold_anom.reshape(-1) > 0.5
+    tp = float((flag & gold).sum())
+    prec = tp / max(1.0, float(flag.sum()))
+    rec = tp / max(1.0, float(gold.sum()))
+    return {
+        "severity_accuracy": float((sev.argmax(-1) == gold_sev).mean()),
+        "category_accuracy": float((cat.argmax(-1) == gold_cat).mean()),
+        "anomaly_f1": float(2 * prec * rec / max(1e-9, prec + rec)),
+    }
+
+
+def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[str, float]]:
+    """Temperature minimizing held-out NLL, then per-intent thresholds on calibrated
+    probabilities that trade a wrongly accepted utterance at twice the cost of a rejected one."""
+    best_t, best_nll = 1.0, float("inf")
+    for t in np.arange(0.5, 4.01, 0.05):
+        p = softmax(intent_logits, float(t))[np.arange(len(gold)), gold]
+        nll = float(-np.log(p + 1e-12).mean())
+        if nll < best_nll:
+            best_t, best_nll = float(t), nll
+    probs = softmax(intent_logits, best_t)
+    pred, conf = probs.argmax(-1), probs.max(-1)
+    thresholds: dict[str, float] = {}
+    for k, name in enumerate(INTENT_LABELS[:-1]):
+        sel = pred == k
+        if not sel.any():
+            thresholds[name] = 0.5
+            continue
+        right, c = gold[sel] == k, conf[sel]
+        best, best_score = 0.0, -1e9
+        for th in np.arange(0.0, 0.96, 0.05):
+            keep = c >= th
+            score = float((right & keep).sum() - 2.0 * (~right & keep).sum())
+            if score > best_score + 1e-9:
+                best, best_score = float(th), score
+        thresholds[name] = round(min(best, 0.9), 2)
+    return round(best_t, 3), thresholds

@@ -1,0 +1,181 @@
+"""Keras definition of the encoder (teacher and student share the architecture, not the size).
+
+Layout, which is also the segment layout of the exported bundle:
+``ids -> Embed -> Block x N -> {IntentHead, LogsHead}``. Heads also read ``ids`` to pool over
+real tokens only. No attention mask: pads are ordinary tokens the model learns to ignore,
+which keeps every block a pure ``h -> h`` function and the int8 graph free of large constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import keras
+from keras import layers, ops
+
+__all__ = ["Embed", "Block", "IntentHead", "LogsHead", "NetConfig", "Network", "build_network"]
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    vocab: int
+    max_len: int
+    d_model: int
+    block_kinds: tuple[str, ...]
+    n_heads: int
+    d_ff: int
+    n_intents: int
+    n_tags: int
+    n_severity: int
+    n_category: int
+    dropout: float = 0.1
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.block_kinds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Norm(layers.Layer):
+    """Layer norm from mean / sub / mul / rsqrt only (Keras' own lowers to an int8 DIV, which
+    tflite-runtime 2.14 cannot run)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def build(self, shape: Any) -> None:
+        self.gamma = self.add_weight(name="gamma", shape=(shape[-1],), initializer="ones")
+        self.beta = self.add_weight(name="beta", shape=(shape[-1],), initializer="zeros")
+
+    def call(self, x: Any) -> Any:
+        xc = x - ops.mean(x, axis=-1, keepdims=True)
+        var = ops.mean(xc * xc, axis=-1, keepdims=True)
+        return xc * ops.rsqrt(var + 1e-5) * self.gamma + self.beta
+
+
+class Embed(layers.Layer):
+    def __init__(self, cfg: NetConfig, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tok = layers.Embedding(cfg.vocab, cfg.d_model, name="tok")
+        self.pos = self.add_weight(name="pos", shape=(1, cfg.max_len, cfg.d_model), initializer="random_normal")
+        self.norm = Norm(name="norm")
+        self.drop = layers.Dropout(cfg.dropout)
+
+    def call(self, ids: Any, training: bool = False) -> Any:
+        return self.drop(self.norm(self.tok(ids) + self.pos), training=training)
+
+
+class Block(layers.Layer):
+    """Post-norm residual block; ``kind`` "attn" (self-attention, heads by slicing: no 5-D
+    transposes) or "conv" (dilated depthwise conv: about 1/4 of the int8 cost of attention).
+    Post-norm keeps the activations bounded, which suits int8."""
+
+    def __init__(self, cfg: NetConfig, kind: str, dilation: int = 1, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.kind = kind
+        self.h = cfg.n_heads
+        self.dh = cfg.d_model // cfg.n_heads
+        self.d = cfg.d_model
+        if kind == "attn":
+            self.qkv = layers.Dense(3 * cfg.d_model, name="qkv")
+            self.proj = layers.Dense(cfg.d_model, name="proj")
+        else:
+            self.dw = layers.DepthwiseConv1D(5, padding="same", dilation_rate=dilation, name="dw")
+        self.ff1 = layers.Dense(cfg.d_ff, activation="relu", name="ff1")
+        self.ff2 = layers.Dense(cfg.d_model, name="ff2")
+        self.n1 = Norm(name="n1")
+        self.n2 = Norm(name="n2")
+        self.drop = layers.Dropout(cfg.dropout)
+
+    def _attend(self, x: Any) -> Any:
+        y = self.qkv(x)
+        d, dh = self.d, self.dh
+        heads = []
+        for i in range(self.h):
+            q = y[..., i * dh : (i + 1) * dh]
+            k = y[..., d + i * dh : d + (i + 1) * dh]
+            v = y[..., 2 * d + i * dh : 2 * d + (i + 1) * dh]
+            att = ops.softmax(ops.matmul(q, ops.transpose(k, (0, 2, 1))) * (dh**-0.5), axis=-1)
+            heads.append(ops.matmul(att, v))
+        return self.proj(heads[0] if self.h == 1 else ops.concatenate(heads, axis=-1))
+
+    def call(self, x: Any, training: bool = False) -> Any:
+        mixed = self._attend(x) if self.kind == "attn" else self.dw(x)
+        x = self.n1(x + self.drop(mixed, training=training))
+        return self.n2(x + self.drop(self.ff2(self.ff1(x)), training=training))
+
+
+def _masked_pool(h: Any, ids: Any) -> Any:
+    """Sum over real tokens; the Norm after it makes it scale-free (a mean needs an int8 DIV)."""
+    mask = ops.cast(ops.not_equal(ids, 0), h.dtype)[:, :, None]
+    return ops.sum(h * mask, axis=1)
+
+
+class IntentHead(layers.Layer):
+    def __init__(self, cfg: NetConfig, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.norm = Norm(name="pool_norm")
+        self.pool = layers.Dense(cfg.d_model, activation="tanh", name="pool")
+        self.intent = layers.Dense(cfg.n_intents, name="intent")
+        self.slot_hidden = layers.Dense(cfg.d_model, activation="relu", name="slot_hidden")
+        self.slots = layers.Dense(cfg.n_tags, name="slots")
+
+    def call(self, h: Any, ids: Any) -> tuple[Any, Any]:
+        pooled = self.pool(self.norm(_masked_pool(h, ids)))
+        return self.intent(pooled), self.slots(self.slot_hidden(h))
+
+
+class LogsHead(layers.Layer):
+    def __init__(self, cfg: NetConfig, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.norm = Norm(name="pool_norm")
+        self.pool = layers.Dense(cfg.d_model, activation="tanh", name="pool")
+        self.sev = layers.Dense(cfg.n_severity, name="severity")
+        self.cat = layers.Dense(cfg.n_category, name="category")
+        self.anom = layers.Dense(1, name="anomaly")
+
+    def call(self, h: Any, ids: Any) -> tuple[Any, Any, Any]:
+        pooled = self.pool(self.norm(_masked_pool(h, ids)))
+        return self.sev(pooled), self.cat(pooled), self.anom(pooled)
+
+
+@dataclass
+class Network:
+    cfg: NetConfig
+    embed: Embed
+    blocks: list[Block]
+    intent_head: IntentHead
+    logs_head: LogsHead
+    model: keras.Model  # ids -> [intent, slots, severity, category, anomaly] logits
+
+    def hidden(self, ids: Any) -> list[Any]:
+        """Hidden states h0..hN (numpy in, tensors out) for calibration data."""
+        hs = [self.embed(ids, training=False)]
+        for block in self.blocks:
+            hs.append(block(hs[-1], training=False))
+        return hs
+
+
+def build_network(cfg: NetConfig, name: str) -> Network:
+    embed = Embed(cfg, name="embed")
+    blocks = [Block(cfg, kind, dilation=1 + i % 2, name=f"block{i}") for i, kind in enumerate(cfg.block_kinds)]
+    ihead = IntentHead(cfg, name="intent_head")
+    lhead = LogsHead(cfg, name="logs_head")
+    ids = keras.Input(shape=(cfg.max_len,), dtype="int32", name="ids")
+    h = embed(ids)
+    for block in blocks:
+        h = block(h)
+    intent, slots = ihead(h, ids)
+    sev, cat, anom = lhead(h, ids)
+    outputs = {
+        "intent": layers.Identity(name="intent")(intent),
+        "slots": layers.Identity(name="slots")(slots),
+        "severity": layers.Identity(name="severity")(sev),
+        "category": layers.Identity(name="category")(cat),
+        "anomaly": layers.Identity(name="anomaly")(anom),
+    }
+    model = keras.Model(ids, outputs, name=name)
+    return Network(cfg, embed, blocks, ihead, lhead, model)

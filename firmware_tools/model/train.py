@@ -1,0 +1,140 @@
+"""Training: the teacher on hard labels, then the student on hard labels plus the teacher's
+softened outputs (knowledge distillation with a temperature).
+
+Intent and log examples share one encoder; each row carries a task weight so that an intent
+row trains only the intent and slot heads and a log row only the log heads. Targets are packed
+as ``[weight, hard label, teacher logits...]`` so one plain Keras loss function handles both
+the hard and the soft part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+from tqdm.auto import tqdm
+
+from firmware_tools.model.dataset import IntentArrays, LogArrays
+from firmware_tools.model.network import Network
+
+__all__ = ["KD", "Targets", "fit", "make_targets", "predict_logits"]
+
+HEADS = ("intent", "slots", "severity", "category", "anomaly")
+
+
+@dataclass(frozen=True)
+class KD:
+    """alpha = weight of the hard-label loss; (1 - alpha) * T^2 * KL on the soft targets."""
+
+    alpha: float = 1.0
+    temperature: float = 2.0
+
+
+@dataclass
+class Targets:
+    ids: np.ndarray
+    y: dict[str, np.ndarray]
+
+
+def make_targets(intents: IntentArrays, logs: LogArrays, teacher: dict[str, np.ndarray] | None,
+                 n_classes: dict[str, int]) -> Targets:
+    """Stack intent rows then log rows; teacher logits (same row order) are optional."""
+    ni, nl = len(intents.ids), len(logs.ids)
+    L = intents.ids.shape[1]
+    ids = np.concatenate([intents.ids, logs.ids])
+    w_int = np.concatenate([np.ones(ni), np.zeros(nl)]).astype(np.float32)
+    w_log = 1.0 - w_int
+
+    def pack(weight: np.ndarray, label: np.ndarray, head: str) -> np.ndarray:
+        soft = teacher[head] if teacher is not None else np.zeros((len(weight), n_classes[head]), np.float32)
+        return np.concatenate([weight[:, None], label[:, None].astype(np.float32), soft], axis=1).astype(np.float32)
+
+    zeros_i, zeros_l = np.zeros(ni, np.int32), np.zeros(nl, np.int32)
+    slot_w = np.concatenate([(intents.ids != 0).astype(np.float32), np.zeros((nl, L), np.float32)])
+    slot_y = np.concatenate([intents.tags, np.zeros((nl, L), np.int32)]).astype(np.float32)
+    y = {
+        "intent": pack(w_int, np.concatenate([intents.intent, zeros_l]), "intent"),
+        "slots": np.stack([slot_w, slot_y], axis=-1),
+        "severity": pack(w_log, np.concatenate([zeros_i, logs.severity]), "severity"),
+        "category": pack(w_log, np.concatenate([zeros_i, logs.category]), "category"),
+        "anomaly": pack(w_log, np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"),
+    }
+    return Targets(ids, y)
+
+
+def _softmax_kd(kd: KD) -> Any:
+    def loss(y_true: Any, logits: Any) -> Any:
+        w, label = y_true[:, 0], ops.cast(y_true[:, 1], "int32")
+        hard = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
+        total = kd.alpha * hard
+        if kd.alpha < 1.0:
+            t = kd.temperature
+            soft_t = ops.softmax(y_true[:, 2:] / t, axis=-1)
+            log_p = ops.log_softmax(logits / t, axis=-1)
+            kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
+            total = total + (1.0 - kd.alpha) * t * t * kl
+        return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
+
+    return loss
+
+
+def _sigmoid_kd(kd: KD) -> Any:
+    def loss(y_true: Any, logits: Any) -> Any:
+        w, label, z = y_true[:, 0], y_true[:, 1], logits[:, 0]
+        hard = keras.losses.binary_crossentropy(label[:, None], z[:, None], from_logits=True)
+        total = kd.alpha * hard
+        if kd.alpha < 1.0:
+            t = kd.temperature
+            soft = ops.sigmoid(y_true[:, 2] / t)
+            total = total + (1.0 - kd.alpha) * t * t * keras.losses.binary_crossentropy(
+                soft[:, None], (z / t)[:, None], from_logits=True)
+        return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
+
+    return loss
+
+
+def _slot_loss(y_true: Any, logits: Any) -> Any:
+    w, label = y_true[..., 0], ops.cast(y_true[..., 1], "int32")
+    ce = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
+    return ops.sum(w * ce) / ops.maximum(ops.sum(w), 1.0)
+
+
+class _Bar(keras.callbacks.Callback):
+    def __init__(self, total: int, desc: str) -> None:
+        super().__init__()
+        self.bar = tqdm(total=total, desc=desc, unit="step", dynamic_ncols=True)
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self.bar.update(1)
+        if logs and batch % 20 == 0:
+            self.bar.set_postfix(loss=f"{float(logs.get('loss', 0.0)):.3f}")
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        self.bar.close()
+
+
+def fit(net: Network, data: Targets, *, epochs: int, batch: int, lr: float, kd: KD, seed: int, desc: str) -> None:
+    steps = int(np.ceil(len(data.ids) / batch)) * epochs
+    schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05)
+    net.model.compile(
+        optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
+        loss={"intent": _softmax_kd(kd), "slots": _slot_loss, "severity": _softmax_kd(kd),
+              "category": _softmax_kd(kd), "anomaly": _sigmoid_kd(kd)},
+        loss_weights={"intent": 1.0, "slots": 1.0, "severity": 0.5, "category": 0.5, "anomaly": 1.0},
+    )
+    ds = (
+        tf.data.Dataset.from_tensor_slices((data.ids, data.y))
+        .shuffle(len(data.ids), seed=seed, reshuffle_each_iteration=True)
+        .batch(batch)
+        .prefetch(2)
+    )
+    net.model.fit(ds, epochs=epochs, verbose=0, callbacks=[_Bar(steps, desc)])
+
+
+def predict_logits(net: Network, ids: np.ndarray, batch: int = 512) -> dict[str, np.ndarray]:
+    out = net.model.predict(ids, batch_size=batch, verbose=0)
+    return {k: np.asarray(v, np.float32) for k, v in out.items()}

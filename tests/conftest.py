@@ -1,0 +1,56 @@
+"""Shared fixtures: one real mosquitto (auth, ACL, TLS) for the session, clients, unique sites."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+import pytest
+from broker import AgentProcess, Collector, TestBroker, unique
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestBroker]:
+    b = TestBroker(tmp_path_factory.mktemp("mosquitto")).start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def site() -> str:
+    return unique("site")
+
+
+@pytest.fixture
+def client(broker: TestBroker) -> Iterator[paho.Client]:
+    c = broker.client()
+    yield c
+    c.disconnect()
+    c.loop_stop()
+
+
+@pytest.fixture
+def collect(client: paho.Client, site: str) -> Collector:
+    """Everything published under ``edge/<site>/#``."""
+    return Collector(client, f"edge/{site}/#")
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> Iterator[list[AgentProcess]]:
+    """Agent subprocesses started by a test; killed at the end whatever happened."""
+    started: list[AgentProcess] = []
+    yield started
+    for agent in started:
+        agent.kill()
+
+
+def agent_config(broker: TestBroker, site: str, **sections: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {"site_id": site, "mqtt": broker.agent_mqtt()}
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key].update(value)
+        else:
+            config[key] = value
+    return config

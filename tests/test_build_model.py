@@ -1,0 +1,55 @@
+"""A miniature ``edge-fw build-model --tiny`` run, end to end, so the pipeline cannot rot."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edge_agent.runtime.bundle import load_bundle
+from edge_agent.runtime.model import Model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _edge_fw(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from firmware_tools.cli import main; sys.exit(main())", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "teacher" in proc.stderr  # tqdm progress bars go to stderr
+    bundle = load_bundle(out)
+    manifest = bundle.manifest
+    assert manifest["build"]["tiny"] is True
+    assert set(manifest["metrics"]) == {"teacher", "student_float", "student_int8"}
+    assert 0.0 <= manifest["metrics"]["student_int8"]["intent_accuracy"] <= 1.0
+    assert manifest["calibration"]["temperature"] > 0
+    assert set(manifest["calibration"]["intent_thresholds"]) == set(manifest["labels"]["intents"][:-1])
+    assert "edgetpu" in manifest["variants"]
+    for backend in ("litert", "tflite-runtime"):
+        model = Model(bundle, backend=backend)
+        intent, slots = model.run_intents(model.tokenizer.encode("turn on the light").ids[None])
+        assert intent.shape == (1, len(manifest["labels"]["intents"])) and np.isfinite(slots).all()
+        model.close()
+
+    proc = _edge_fw("eval", "--bundle", str(out), "-n", "40")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
+
+    # a refused build leaves the existing bundle as it was
+    before = json.loads((out / "manifest.json").read_text())
+    proc = _edge_fw("build-model", "--tiny", "--seed", "-1", "--out", str(out))
+    assert proc.returncode == 2 and "seed must be >= 0" in proc.stderr
+    assert json.loads((out / "manifest.json").read_text()) == before

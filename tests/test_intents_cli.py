@@ -1,0 +1,95 @@
+"""``edge-agent intents`` contract: one valid JSON object per input line, whatever the line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "edge_agent", "intents", *args],
+        input=stdin, capture_output=True, cwd=ROOT, timeout=120, check=False,
+    )
+
+
+def _check_result(obj: dict) -> None:
+    assert set(obj) >= {"text", "intent", "confidence", "slots"}
+    assert obj["intent"] is None or isinstance(obj["intent"], str)
+    assert 0.0 <= obj["confidence"] <= 1.0
+    assert isinstance(obj["slots"], dict)
+    for slot in obj["slots"].values():
+        assert set(slot) == {"value", "raw", "start", "end", "confidence"}
+        if slot["start"] >= 0:
+            assert obj["text"][slot["start"] : slot["end"]] == slot["raw"]
+
+
+def test_bad_input_gives_one_json_line_each() -> None:
+    lines = [
+        b"turn on the kitchen lights",
+        b"",
+        b"   ",
+        b"\xff\xfe\xfa not utf-8",
+        "emoji only 🙂🔥🏠".encode(),
+        ("x" * 100_000).encode(),
+        b'{"text": "set the lamp to red", "context": {"area": "Kitchen"}}',
+        b'{"text": 5}',
+        b"{broken json",
+        b"last line without newline",
+    ]
+    proc = _run(b"\n".join(lines))
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode("utf-8").splitlines()
+    assert len(out) == len(lines)
+    results = [json.loads(line) for line in out]
+    for r in results:
+        _check_result(r)
+    assert results[0]["text"] == "turn on the kitchen lights"
+    assert results[1] == {"text": "", "intent": None, "confidence": 0.0, "slots": {}}
+    assert "\ufffd" in results[3]["text"]
+    assert results[5].get("truncated") is True and len(results[5]["text"]) == 100_000
+    assert "truncated" not in results[0]
+    assert results[6]["text"] == "set the lamp to red"
+    assert results[7]["text"] == '{"text": 5}'  # not a request object: taken as text
+    assert results[9]["text"] == "last line without newline"
+
+
+def test_crlf_lines_are_stripped() -> None:
+    proc = _run(b"what time is it\r\npause the music\r\n")
+    results = [json.loads(x) for x in proc.stdout.decode().splitlines()]
+    assert [r["text"] for r in results] == ["what time is it", "pause the music"]
+
+
+def test_missing_bundle_is_a_clear_error(tmp_path: Path) -> None:
+    proc = _run(b"hello\n", "--bundle", str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    assert b"is not a directory" in proc.stderr
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("backend", ["litert", "tflite-runtime"])
+def test_both_backends_from_the_cli(backend: str) -> None:
+    proc = _run(b"turn off the bedroom light\nstart a timer for 5 minutes\n", "--backend", backend)
+    assert proc.returncode == 0, proc.stderr.decode()
+    results = [json.loads(x) for x in proc.stdout.decode().splitlines()]
+    assert len(results) == 2
+    for r in results:
+        _check_result(r)
+
+
+def test_home_file_is_used(tmp_path: Path) -> None:
+    home = tmp_path / "home.yaml"
+    home.write_text("areas: [Kitchen, Bedroom]\nentities:\n  - {name: Ceiling Light, domain: light, area: Kitchen}\n")
+    proc = _run(b"turn on the ceiling light\n", "--home", str(home))
+    assert proc.returncode == 0, proc.stderr.decode()
+    _check_result(json.loads(proc.stdout))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("areas: 5\n")
+    proc = _run(b"x\n", "--home", str(bad))
+    assert proc.returncode == 2 and proc.stderr

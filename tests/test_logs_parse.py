@@ -1,0 +1,114 @@
+"""Parsing real-shaped log lines (written for these tests): syslog 5424 / 3164, JSON, plain text
+with headers of many formats, and garbage."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge_agent.logs.parse import clean_text, decode_line, infer_severity, parse_line
+from edge_agent.logs.records import RawLine
+
+
+def test_rfc5424_with_structured_data() -> None:
+    p = parse_line('<11>1 2026-03-02T08:15:00.250Z gw-01 zigbee2mqtt 812 ZB01 [meta@32473 dev="plug"] '
+                   "Coordinator stopped responding")
+    assert p.format == "rfc5424"
+    assert p.message == "Coordinator stopped responding"
+    assert p.level == "error"  # PRI 11 = user.err
+    assert p.host == "gw-01" and p.app == "zigbee2mqtt"
+    assert p.ts == pytest.approx(1772439300.25)
+
+
+def test_rfc5424_nil_values() -> None:
+    p = parse_line("<190>1 - - - - - - fan curve reloaded")
+    assert p.format == "rfc5424"
+    assert p.message == "fan curve reloaded"
+    assert p.host is None and p.app is None and p.ts is None
+    assert p.level == "info"
+
+
+def test_rfc3164_with_and_without_pri() -> None:
+    p = parse_line("<28>Mar  2 08:15:01 hub-kitchen dnsmasq[901]: failed to access /etc/hosts.d")
+    assert (p.format, p.level, p.host, p.app) == ("rfc3164", "warning", "hub-kitchen", "dnsmasq")
+    assert p.message == "failed to access /etc/hosts.d"
+    q = parse_line("Mar 12 23:59:59 hub-kitchen kernel: usb 1-1: USB disconnect, device number 4")
+    assert (q.format, q.level, q.app) == ("rfc3164", None, "kernel")
+    assert q.message == "usb 1-1: USB disconnect, device number 4"
+
+
+def test_rfc3164_level_after_tag() -> None:
+    p = parse_line("Apr  9 06:00:00 gw modbusd[77]: ERROR register 40001 read timed out")
+    assert p.level == "error"
+    assert p.message == "register 40001 read timed out"
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "level"),
+    [
+        ('{"msg": "battery at 12%", "level": "warning", "ts": 1767225600}', "battery at 12%", "warning"),
+        ('{"message": "door sensor paired", "ts": "2026-01-01T00:00:00Z"}', "door sensor paired", None),
+        ('{"line": "relay 3 stuck", "level": 3}', "relay 3 stuck", "error"),
+    ],
+)
+def test_json_lines(line: str, message: str, level: str | None) -> None:
+    p = parse_line(line)
+    assert p.format == "json"
+    assert p.message == message
+    assert p.level == level
+
+
+def test_json_timestamp_is_kept() -> None:
+    assert parse_line('{"msg": "x", "ts": "2026-01-01T00:00:00Z"}').ts == pytest.approx(1767225600.0)
+    assert parse_line('{"msg": "x", "ts": 1767225600123}').ts == pytest.approx(1767225600.123)
+
+
+def test_raw_line_fields_win() -> None:
+    p = parse_line(RawLine(text="INFO pump started", ts=5.0, level="crit"))
+    assert p.ts == 5.0 and p.level == "critical"
+    assert p.message == "pump started"
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "level"),
+    [
+        ("2026-02-11 10:00:01,532 WARN [poller-3] io.edge.bridge.ModbusPoller: slave 4 did not answer",
+         "slave 4 did not answer", "warning"),
+        ("02-11 10:00:01.532  1402  1533 E SensorService: accelerometer read failed", "accelerometer read failed",
+         "error"),
+        ("[Wed Feb 11 10:00:01 2026] [error] mod_proxy: upstream closed connection", "upstream closed connection",
+         "error"),
+        ("20260211-10:00:01:532|HeatPump|4211|compressor cycle done", "compressor cycle done", None),
+        ("2026-02-11 10:00:01,532 - INFO  [main:Broker@88] - listening on port 1883", "listening on port 1883", "info"),
+        ("[02.11 10:00:01] hvac.exe - connection to controller closed", "connection to controller closed", None),
+        ("260211 100001 77 INFO storage.Flusher: flushed 12 blocks", "flushed 12 blocks", "info"),
+        ("plain message without any header", "plain message without any header", None),
+    ],
+)
+def test_unknown_headers_are_stripped(line: str, message: str, level: str | None) -> None:
+    p = parse_line(line)
+    assert p.message == message
+    assert p.level == level
+
+
+def test_severity_inferred_from_words() -> None:
+    assert infer_severity("Kernel panic - not syncing") == "critical"
+    assert infer_severity("failed to open /dev/ttyUSB0") == "error"
+    assert infer_severity("retrying in 5 s") == "warning"
+    assert infer_severity("bridge online") == "info"
+
+
+def test_garbage_never_raises() -> None:
+    binary = bytes(range(256)) * 4
+    text, invalid = decode_line(binary)
+    assert invalid
+    p = parse_line(text)
+    assert "\x00" not in p.text and "\x1b" not in p.text
+    huge = "A" * 1_000_000
+    q = parse_line(huge, max_chars=8192)
+    assert q.truncated and len(q.text) == 8192
+    r = parse_line("")
+    assert r.message == "" and not r.truncated
+
+
+def test_clean_text_strips_line_endings() -> None:
+    assert clean_text("abc\r\n") == ("abc", False)

@@ -1,0 +1,229 @@
+"""The bounded priority queue, stats helpers and message payloads (golden, schema-checked)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+
+import jsonschema
+import orjson
+import pytest
+
+from edge_agent.errors import PayloadError
+from edge_agent.messages import load_schema
+from edge_agent.messages import logs as logs_msg
+from edge_agent.messages.dlq import DeadLetter
+from edge_agent.messages.intent import IntentMessage
+from edge_agent.messages.stats import StatsMessage
+from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.transcript import Transcript
+from edge_agent.pipeline.queue import LaneQueue, QueueClosed
+from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, percentiles
+
+
+def lanes(capacity: int = 10) -> LaneQueue[str]:
+    q: LaneQueue[str] = LaneQueue(capacity)
+    q.add_lane("transcript", 0)
+    q.add_lane("logs", 10)
+    return q
+
+
+def test_transcripts_are_served_before_logs_fifo_within_a_lane() -> None:
+    q = lanes()
+    for item in ("l1", "l2"):
+        q.put("logs", item)
+    for item in ("t1", "t2"):
+        q.put("transcript", item)
+    got = [q.get(0.1) for _ in range(4)]
+    assert got == [("transcript", "t1"), ("transcript", "t2"), ("logs", "l1"), ("logs", "l2")]
+    assert q.get(0.01) is None
+
+
+def test_full_queue_blocks_the_producer_and_counts_backpressure() -> None:
+    q = lanes(capacity=2)
+    q.put("logs", "a")
+    q.put("logs", "b")
+    done = threading.Event()
+
+    def producer() -> None:
+        q.put("logs", "c")
+        done.set()
+
+    threading.Thread(target=producer, daemon=True).start()
+    assert not done.wait(0.3)  # blocked: nothing was dropped, nothing was added
+    assert len(q) == 2
+    assert q.get(0.1) == ("logs", "a")
+    assert done.wait(2)
+    assert q.backpressure_waits == 1
+    assert [q.get(0.1), q.get(0.1)] == [("logs", "b"), ("logs", "c")]
+    assert q.high_water == 2
+
+
+def test_take_more_batches_one_lane_and_stops_for_urgent_work() -> None:
+    q = lanes(capacity=100)
+    for i in range(5):
+        q.put("logs", f"l{i}")
+    assert q.take_more("logs", 3, 0.0) == ["l0", "l1", "l2"]
+
+    def urgent() -> None:
+        time.sleep(0.1)
+        q.put("transcript", "t")
+
+    threading.Thread(target=urgent, daemon=True).start()
+    started = time.monotonic()
+    batch = q.take_more("logs", 50, 5.0)  # would wait 5 s for more logs, but a transcript arrives
+    assert batch == ["l3", "l4"]
+    assert time.monotonic() - started < 4.0
+    assert q.get(0.1) == ("transcript", "t")
+
+
+def test_closed_queue_refuses_waiting_producers() -> None:
+    q = lanes(capacity=1)
+    q.put("logs", "a")
+    errors: list[BaseException] = []
+
+    def producer() -> None:
+        try:
+            q.put("logs", "b")
+        except QueueClosed as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=producer)
+    thread.start()
+    time.sleep(0.1)
+    q.close()
+    thread.join(2)
+    assert len(errors) == 1
+
+
+def test_percentiles_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentiles(values) == {"p50": 50.0, "p95": 95.0, "p99": 99.0}
+    assert percentiles([]) == {"p50": 0.0, "p95": 0.0, "p99": 0.0}
+    window = LatencyWindow(size=3)
+    for v in (100.0, 1.0, 2.0, 3.0):
+        window.add(v)
+    assert window.summary()["p99"] == 3.0  # the oldest value fell out of the window
+    assert window.total == 4
+
+
+def test_process_gauges_are_plausible() -> None:
+    gauges = ProcessGauges()
+    sum(i * i for i in range(200_000))
+    assert 5 < gauges.rss_mb() < 4096
+    assert gauges.cpu_percent() > 0
+
+
+# -- topics ---------------------------------------------------------------------------------
+def test_site_topics() -> None:
+    topics = SiteTopics("home/edge", "kitchen")
+    assert topics.topic("intent") == "home/edge/kitchen/intent"
+    assert topics.suffix("summary/kernel") == "home/edge/kitchen/summary/kernel"
+    assert topics.relative("home/edge/kitchen/logs/zigbee") == ["logs", "zigbee"]
+    assert topics.relative("home/edge/hall/logs/zigbee") is None
+    for bad in ("a+b", "a#", "", "x/y"):
+        with pytest.raises(ValueError):
+            SiteTopics("edge", bad)
+    with pytest.raises(ValueError):
+        topics.suffix("summary/+")
+
+
+# -- inputs ---------------------------------------------------------------------------------
+def test_transcript_json_and_plain_text() -> None:
+    t = Transcript.parse(b'{"text": " turn on the fan ", "id": 7, "lang": "en", "confidence": 0.8, "x": 1}')
+    assert t == Transcript(text="turn on the fan", id="7", lang="en", confidence=0.8)
+    assert Transcript.parse(b"stop the vacuum\n") == Transcript(text="stop the vacuum")
+    jsonschema.validate({"text": "hi", "id": 7}, load_schema("transcript"))
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\xff\xfeabc", "not UTF-8"),
+        (b"   ", "empty"),
+        (b'{"text": 5}', "'text' must be a string"),
+        (b'{"text": "x", "confidence": 2}', "within [0, 1]"),
+        (b'{"text": "x", "confidence": true}', "must be a number"),
+        (b'{"text": "x"', "invalid JSON"),
+        (b'{"text": "x", "a": ' + b"[" * 40 + b"]" * 40 + b"}", "nested deeper"),
+        ("x" * 5000, "longer than"),
+    ],
+)
+def test_bad_transcripts_name_the_problem(raw: bytes | str, reason: str) -> None:
+    data = raw.encode() if isinstance(raw, str) else raw
+    with pytest.raises(PayloadError, match=reason.replace("[", r"\[").replace("]", r"\]")):
+        Transcript.parse(data)
+
+
+def test_log_payload_shapes() -> None:
+    lines = logs_msg.parse_lines(b"kernel: eth0 down\n\nkernel: eth0 up\n")
+    assert [ln.text for ln in lines] == ["kernel: eth0 down", "kernel: eth0 up"]
+    one = logs_msg.parse_lines(b'{"msg": "disk full", "ts": 1700000000.5, "level": "error"}')
+    assert (one[0].text, one[0].ts, one[0].level) == ("disk full", 1700000000.5, "error")
+    many = logs_msg.parse_lines(b'[{"line": "a"}, "b", {"msg": "c", "level": "info"}]')
+    assert [ln.text for ln in many] == ["a", "b", "c"]
+    schema = load_schema("logs")
+    jsonschema.validate([{"line": "a"}, "b"], schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"ts": 1}, schema)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\n\n", "no lines"),
+        (b'{"ts": 1}', "needs a string 'msg' or 'line'"),
+        (b'[{"msg": "a", "ts": "noon"}]', "'ts' must be a number"),
+        (b"[1]", "must be an object or a string"),
+        (b"\xc3\x28", "not UTF-8"),
+    ],
+)
+def test_bad_log_payloads_name_the_problem(raw: bytes, reason: str) -> None:
+    with pytest.raises(PayloadError, match=reason):
+        logs_msg.parse_lines(raw)
+
+
+def test_log_source_from_topic_levels() -> None:
+    assert logs_msg.source_of(["logs", "zigbee2mqtt"]) == "zigbee2mqtt"
+    assert logs_msg.source_of(["logs"]) is None
+    assert logs_msg.source_of(["logs", "a", "b"]) is None
+    assert logs_msg.filter_topic(SiteTopics("edge", "s1")) == "edge/s1/logs/+"
+
+
+# -- outputs (golden payloads, checked against the packaged schemas) --------------------------
+def test_intent_payload_golden() -> None:
+    slots = {"area": {"value": "Kitchen", "raw": "kitchen", "start": 12, "end": 19, "confidence": 0.99}}
+    msg = IntentMessage(
+        id="abc", site="s1", text="turn on the kitchen light", intent="HassTurnOn", confidence=0.97123,
+        slots=slots, latency_ms=1.23456, model="edge-intents@1.0.0",
+    )
+    payload = orjson.loads(msg.payload())
+    assert payload == {
+        "schema": "edge-agent/intent/1", "id": "abc", "site": "s1", "text": "turn on the kitchen light",
+        "intent": "HassTurnOn", "confidence": 0.9712, "slots": slots, "latency_ms": 1.235,
+        "model": "edge-intents@1.0.0",
+    }
+    jsonschema.validate(payload, load_schema("intent"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**payload, "confidence": 3}, load_schema("intent"))
+
+
+def test_dead_letter_caps_and_round_trips_the_payload() -> None:
+    raw = bytes(range(256)) * 40
+    record = json.loads(DeadLetter("bad", "edge/s/transcript", raw, 1700000000.0, cap=100).payload_bytes())
+    assert base64.b64decode(record["payload_b64"]) == raw[:100]
+    assert record["payload_size"] == len(raw)
+    assert record["truncated"] is True
+    jsonschema.validate(record, load_schema("dlq"))
+
+
+def test_stats_payload_matches_schema() -> None:
+    msg = StatsMessage(
+        site="s", ts=1.0, uptime_s=2.0, counters={"received": 3}, queue={"depth": 0, "capacity": 8,
+        "backpressure_waits": 0}, latency_ms={"count": 1.0, "p50": 1.0, "p95": 1.0, "p99": 1.0},
+        rss_mb=40.0, cpu_percent=1.5,
+    )
+    jsonschema.validate(orjson.loads(msg.payload()), load_schema("stats"))
+    jsonschema.validate("online", load_schema("status"))

@@ -1,0 +1,60 @@
+# nooelint: oelint.var.bbclassextend - a target-only service: its runtime deps have no -native variants
+SUMMARY = "On-device language agent for IoT gateways"
+DESCRIPTION = "edge-agent reads transcripts and log lines from MQTT, recognizes \
+               Home Assistant intents and summarizes logs with an int8 TensorFlow \
+               Lite model, and publishes the results back to MQTT. It runs as a \
+               sandboxed systemd service."
+HOMEPAGE = "https://github.com/edge-agent/edge-agent"
+BUGTRACKER = "https://github.com/edge-agent/edge-agent/issues"
+SECTION = "devel/python"
+CVE_PRODUCT = "edge-agent"
+LICENSE = "Apache-2.0"
+# the license line of pyproject.toml (the project has no separate license file yet)
+LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=11;endline=11;md5=3358005787c442581bead91c71afa94f"
+
+# The layer lives in the edge-agent repository (yocto/meta-edge-agent), so the recipe builds the
+# checkout the layer came from: layer and source are versioned together and nothing is fetched.
+# A bbappend may point EDGE_AGENT_SRC at another checkout of the same version.
+EDGE_AGENT_SRC := "${@os.path.normpath(os.path.join(d.getVar('THISDIR'), '../../../..'))}"
+SRC_URI = "file://${EDGE_AGENT_SRC}/pyproject.toml;subdir=${BP} \
+           file://${EDGE_AGENT_SRC}/README.md;subdir=${BP} \
+           file://${EDGE_AGENT_SRC}/edge_agent;subdir=${BP} \
+           file://${EDGE_AGENT_SRC}/configs/default.yaml;subdir=${BP} \
+           file://edge-agent.service \
+           "
+S = "${WORKDIR}/${BP}"
+
+inherit python_setuptools_build_meta systemd
+
+PACKAGES =+ "${PN}-model"
+
+FILES:${PN}-model += "${PYTHON_SITEPACKAGES_DIR}/edge_agent/models"
+FILES:${PN} += "${systemd_system_unitdir}/edge-agent.service"
+CONFFILES:${PN} = "${sysconfdir}/edge-agent/config.yaml"
+
+RDEPENDS:${PN} += "\
+    python3-core \
+    python3-cryptography \
+    python3-drain3 \
+    python3-numpy \
+    python3-orjson \
+    python3-paho-mqtt \
+    python3-pydantic \
+    python3-pyyaml \
+    python3-sentencepiece \
+    python3-sqlite3 \
+    python3-structlog \
+    python3-tensorflow-lite \
+"
+# the default model bundle; leave it out (BAD_RECOMMENDATIONS) when config points elsewhere
+RRECOMMENDS:${PN} += "${PN}-model"
+
+SYSTEMD_SERVICE:${PN} = "edge-agent.service"
+SYSTEMD_AUTO_ENABLE:${PN} = "enable"
+
+do_install:append() {
+    install -d ${D}${systemd_system_unitdir}
+    install -m 0644 ${WORKDIR}/edge-agent.service ${D}${systemd_system_unitdir}/edge-agent.service
+    install -d ${D}${sysconfdir}/edge-agent/credentials
+    install -m 0644 ${S}/default.yaml ${D}${sysconfdir}/edge-agent/config.yaml
+}
