@@ -76,7 +76,8 @@ def main() -> int:
         acc = grouping_accuracy(predict(raw), truth)
         scores.append(acc)
         print(f"{name:<12} {acc:.3f}")
-    print(f"{'mean':<12} {sum(scores) / len(scores):.3f}  ({len(systems)} systems, {time.perf_counter() - t0:.1f}s)")
+    took = time.perf_counter() - t0
+    print(f"{'mean':<12} {sum(scores) / len(scores):.3f}  ({len(systems)} systems, {took:.1f}s)")
     return 0
 
 

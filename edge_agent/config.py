@@ -88,6 +88,11 @@ class MqttConfig(_Section):
     reconnect_max_s: float = Field(30.0, gt=0, le=3600, description="reconnect delay cap")
     max_inflight: int = Field(100, ge=1, le=65535, description="result publishes awaiting PUBACK at once")
     tls: TlsConfig | None = Field(None, description="enable TLS (omit for plain TCP)")
+    shared_group: str | None = Field(
+        None,
+        description="MQTT 5 shared subscription group: agents with the same group split the inputs "
+        "($share/<group>/<filter>)",
+    )
 
     _password: str | None = PrivateAttr(default=None)
 
@@ -104,6 +109,17 @@ class MqttConfig(_Section):
         low = info.data.get("reconnect_min_s")
         if low is not None and value < low:
             raise ValueError(f"must be >= reconnect_min_s ({low})")
+        return value
+
+    @field_validator("shared_group")
+    @classmethod
+    def _group(cls, value: str | None, info: Any) -> str | None:
+        if value is None:
+            return value
+        if not value or any(ch in value for ch in ("/", "+", "#", "\x00")):
+            raise ValueError("must be one topic level without '/', '+' or '#'")
+        if info.data.get("protocol") != "5":
+            raise ValueError('shared subscriptions need mqtt.protocol "5"')
         return value
 
     @property
@@ -277,7 +293,7 @@ def load(path: str | Path, environ: dict[str, str] | None = None) -> Config:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     config = parse(data, str(path))
     _resolve_relative(config, path.parent)
-    config.mqtt._password = _read_password(config.mqtt, env)
+    config.mqtt._password = _read_password(config.mqtt, env, path.parent)
     return config
 
 
@@ -293,13 +309,15 @@ def _resolve_relative(config: Config, base: Path) -> None:
         config.model.bundle = base / config.model.bundle
 
 
-def _read_password(mqtt: MqttConfig, env: dict[str, str]) -> str | None:
+def _read_password(mqtt: MqttConfig, env: dict[str, str], base: Path | None = None) -> str | None:
     cred_dir = env.get(CREDENTIALS_ENV)
     candidate: Path | None = None
     if mqtt.password_file is not None:
         candidate = mqtt.password_file
         if not candidate.is_absolute() and cred_dir:
             candidate = Path(cred_dir) / candidate
+        elif not candidate.is_absolute() and base is not None:
+            candidate = base / candidate
     elif cred_dir and (Path(cred_dir) / _DEFAULT_CREDENTIAL).is_file():
         candidate = Path(cred_dir) / _DEFAULT_CREDENTIAL
     if candidate is None:

@@ -11,7 +11,7 @@ Commands are JSON objects on the command topic (default ``{prefix}/{site}/contro
 
 Every command gets one reply on the reply topic (default ``{prefix}/{site}/control/reply``):
 ``{"schema": 1, "id", "cmd", "ok": true, "state": {...}}`` or ``{"ok": false, "error": "..."}``.
-A change is persisted (versioned JSON through a ``Store``) before it is acknowledged; when the
+A change is persisted (versioned JSON through ``edge_agent.store``) before it is acknowledged; when the
 save fails the change is rolled back and the reply says why. Nothing here touches the network.
 
 With ``learn_from_homeassistant`` the controller also reads HA discovery configs seen on the bus
@@ -22,12 +22,9 @@ and adds their entity names, domains and suggested areas to the home used for re
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -35,6 +32,7 @@ from edge_agent.ecosystem_config import ControlConfig
 from edge_agent.errors import PayloadError
 from edge_agent.nlu.home import Entity, Home, HomeFileError
 from edge_agent.nlu.result import IntentResult
+from edge_agent.store import Store
 
 __all__ = [
     "COMMANDS",
@@ -42,8 +40,6 @@ __all__ = [
     "ControlOutcome",
     "ControlState",
     "Controller",
-    "JsonFileStore",
-    "Store",
     "learned_entities",
 ]
 
@@ -56,51 +52,6 @@ _LEARN_DOMAINS = frozenset({
     "humidifier", "water_heater", "media_player", "siren", "sensor", "binary_sensor", "scene",
     "button", "number", "select",
 })
-
-
-class Store(Protocol):
-    """The persistence interface of ``edge_agent.store`` (bytes in, bytes out)."""
-
-    def save(self, key: str, data: bytes) -> None: ...
-
-    def load(self, key: str) -> bytes | None: ...
-
-
-class JsonFileStore:
-    """Minimal ``Store``: one file per key in ``directory``, temp file + fsync + ``os.replace``."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-
-    def _path(self, key: str) -> Path:
-        if not key or "/" in key or key.startswith("."):
-            raise ValueError(f"store key {key!r} must be a plain file name")
-        return self.directory / f"{key}.json"
-
-    def save(self, key: str, data: bytes) -> None:
-        path = self._path(key)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        dir_fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-    def load(self, key: str) -> bytes | None:
-        try:
-            return self._path(key).read_bytes()
-        except FileNotFoundError:
-            return None
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,11 @@ class ControlConfig(_Model):
     reply_topic: str | None = Field(
         None, description="Acknowledgement topic; default '<prefix>/<site>/control/reply'."
     )
+    state_dir: str | None = Field(
+        None,
+        description="Directory of the control state; default $STATE_DIRECTORY (systemd), "
+        "$EDGE_AGENT_STATE_DIR, then /var/lib/edge-agent.",
+    )
     state_key: str = Field("control", description="Store key the control state is persisted under.")
     learn_from_homeassistant: bool = Field(
         False, description="Learn entity names and areas from HA discovery configs seen on the bus."

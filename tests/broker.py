@@ -373,3 +373,13 @@ class AgentProcess:
                 except ValueError:
                     continue
         return out
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``check`` until it holds (True) or ``timeout`` passes (False)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -57,6 +57,8 @@ def test_shipped_default_yaml_is_valid_and_matches_defaults() -> None:
         ),
         ({"pipeline": {"queue_size": 0}}, "pipeline.queue_size", "greater than or equal to 1"),
         ({"model": {"backend": "cuda"}}, "model.backend", "'auto', 'tflite-runtime' or 'litert'"),
+        ({"mqtt": {"protocol": "3.1.1", "shared_group": "g"}}, "mqtt.shared_group", 'protocol "5"'),
+        ({"mqtt": {"shared_group": "a/b"}}, "mqtt.shared_group", "one topic level"),
     ],
 )
 def test_errors_name_the_field_and_what_is_allowed(data: dict[str, object], field: str, allowed: str) -> None:
@@ -154,3 +156,10 @@ def test_run_with_invalid_config_exits_2(tmp_path: Path) -> None:
     result = run_cli("run", "--config", str(write(tmp_path, {"pipeline": {"workers": 0}})))
     assert result.returncode == 2
     assert "pipeline.workers:" in result.stderr
+
+
+def test_relative_password_file_next_to_the_config_without_systemd(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text("beside\n", encoding="utf-8")
+    (tmp_path / "pw").chmod(0o600)
+    config = load(write(tmp_path, {"mqtt": {"password_file": "pw"}}), environ={})
+    assert config.mqtt.password == "beside"

@@ -9,19 +9,22 @@ from typing import Any
 import orjson
 import pytest
 
-from edge_agent.control import Controller, ControlState, JsonFileStore, learned_entities
+from edge_agent.control import Controller, ControlState, learned_entities
 from edge_agent.ecosystem_config import ControlConfig
 from edge_agent.errors import PayloadError
 from edge_agent.nlu.home import Home
 from edge_agent.nlu.result import IntentResult, SlotValue
 from edge_agent.nlu.schema import INTENTS
+from edge_agent.store import FileStore
 
-HOME = Home.from_dict({"areas": ["Kitchen"], "entities": [{"name": "Lamp", "domain": "light", "area": "Kitchen"}]})
+HOME = Home.from_dict(
+    {"areas": ["Kitchen"], "entities": [{"name": "Lamp", "domain": "light", "area": "Kitchen"}]}
+)
 
 
 def _controller(tmp_path: Path, **cfg: Any) -> Controller:
     config = ControlConfig.model_validate({"enabled": True, **cfg})
-    return Controller(config, intents=INTENTS, store=JsonFileStore(tmp_path), base_home=HOME,
+    return Controller(config, intents=INTENTS, store=FileStore(tmp_path), base_home=HOME,
                       status_extra=lambda: {"model": "m-1"})
 
 
@@ -87,7 +90,7 @@ def test_bad_commands_get_an_error_reply_and_change_nothing(tmp_path: Path, body
     assert reply["ok"] is False and reply["id"] == "bad"
     assert re.search(error, reply["error"]), reply["error"]
     assert ctrl.state == before
-    assert not (tmp_path / "control.json").exists()
+    assert not (tmp_path / "control").exists()
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"[]", b'{"id": [1], "cmd": "status"}'])
@@ -120,7 +123,7 @@ def test_retire_source_is_passed_to_the_caller(tmp_path: Path) -> None:
     assert outcome.ok and outcome.retire_source == "zigbee" and not outcome.changed
 
 
-class _FailingStore(JsonFileStore):
+class _FailingStore(FileStore):
     def save(self, key: str, data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
@@ -135,10 +138,10 @@ def test_failed_persistence_rolls_back_and_says_why(tmp_path: Path) -> None:
 def test_state_file_is_versioned_json_and_bad_files_are_refused(tmp_path: Path) -> None:
     ctrl = _controller(tmp_path)
     _cmd(ctrl, cmd="disable_intents", intents=["HassToggle"])
-    data = orjson.loads((tmp_path / "control.json").read_bytes())
+    data = orjson.loads((tmp_path / "control").read_bytes())
     assert data["schema"] == 1 and data["disabled"] == ["HassToggle"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files left
-    (tmp_path / "control.json").write_bytes(b'{"schema": 7}')
+    (tmp_path / "control").write_bytes(b'{"schema": 7}')
     with pytest.raises(PayloadError, match="schema"):
         _controller(tmp_path)
     with pytest.raises(PayloadError):
@@ -146,7 +149,7 @@ def test_state_file_is_versioned_json_and_bad_files_are_refused(tmp_path: Path) 
 
 
 def test_intents_missing_from_the_bundle_are_dropped_on_load(tmp_path: Path) -> None:
-    JsonFileStore(tmp_path).save("control", ControlState(disabled=frozenset({"HassTurnOn", "OldIntent"}),
+    FileStore(tmp_path).save("control", ControlState(disabled=frozenset({"HassTurnOn", "OldIntent"}),
                                                          thresholds={"OldIntent": 0.3}).to_json())
     ctrl = _controller(tmp_path)
     assert ctrl.state.disabled == frozenset({"HassTurnOn"}) and ctrl.state.thresholds == {}

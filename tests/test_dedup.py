@@ -168,3 +168,26 @@ def test_rate_limiter_token_bucket_per_source() -> None:
     assert len(rl) == 3  # bounded memory under random source names
     with pytest.raises(ValueError):
         RateLimiter(rate=0, burst=1)
+
+
+def test_full_disk_keeps_deduplicating_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "d.db"
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        from edge_agent.pipeline.dedup import Deduplicator, Verdict
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        d = Deduplicator({str(path)!r})
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        for i in range(3000):
+            key = f"msg-{{i}}-" + "x" * 100
+            assert d.begin(key) is Verdict.NEW
+            d.complete(key)
+        assert d.persist_errors > 0, "the size limit was never hit"
+        assert all(d.begin(f"msg-{{i}}-" + "x" * 100) is Verdict.DUPLICATE for i in range(3000))
+        print("ok", d.persist_errors)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok")

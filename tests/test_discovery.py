@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import orjson
 import pytest
+from broker import Collector, TestBroker
 from paho.mqtt import client as paho
 from pydantic import ValidationError
 
@@ -20,7 +21,6 @@ from edge_agent.ecosystem_config import HomeAssistantConfig
 from edge_agent.errors import PayloadError
 from edge_agent.messages.discovery import HaDiscovery, Publish, SourceState, source_state_from_summary
 from edge_agent.nlu.schema import INTENTS
-from broker import Collector, TestBroker
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "ha_discovery.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -95,7 +95,7 @@ def test_ha_birth_reannounces_and_will_does_not() -> None:
 
 def test_summary_announces_new_source_then_publishes_its_state() -> None:
     bridge = _bridge()
-    summary = {"counts": {"info": 90, "warning": 5, "error": 4, "critical": 1},
+    summary = {"severity_counts": {"info": 90, "warning": 5, "error": 4, "critical": 1},
                "anomalies": [{"line": "a"}, {"line": "b"}], "headline": "x" * 400}
     state = source_state_from_summary(summary)
     assert state == SourceState(anomalies=2, error_rate=5.0, headline="x" * 400)
@@ -111,7 +111,9 @@ def test_summary_announces_new_source_then_publishes_its_state() -> None:
 
 def test_summary_without_counts_reads_as_zero() -> None:
     assert source_state_from_summary({}) == SourceState()
-    assert source_state_from_summary({"anomalies": 3, "counts": {"info": 0}}).error_rate == 0.0
+    assert source_state_from_summary({"anomalies": [{}], "severity_counts": {"info": 0}}).error_rate == 0.0
+    # the anomaly list of a summary is capped; the count is what HA shows
+    assert source_state_from_summary({"anomalies": [{}], "anomaly_count": 17}).anomalies == 17
 
 
 def test_alert_turns_binary_sensor_on_until_hold_expires() -> None:
@@ -123,7 +125,8 @@ def test_alert_turns_binary_sensor_on_until_hold_expires() -> None:
     assert bridge.tick(now=50.0) == []
     [cleared] = bridge.tick(now=71.0)
     assert cleared.topic == "edge/lab.1/ha/source/power"
-    assert orjson.loads(cleared.payload) == {"anomalies": 1, "error_rate": 0.0, "headline": "", "alert": "OFF"}
+    expected = {"anomalies": 1, "error_rate": 0.0, "headline": "", "alert": "OFF"}
+    assert orjson.loads(cleared.payload) == expected
 
 
 def test_retire_removes_components_then_omits_them_and_clears_state() -> None:
@@ -172,6 +175,8 @@ def test_export_restore_round_trip_and_bad_state() -> None:
         restored.restore({"schema": 99, "sources": {}})
     with pytest.raises(PayloadError):
         restored.restore({"schema": 1, "sources": {"bad/name": {"state": {}}}})
+    with pytest.raises(PayloadError, match="malformed"):
+        restored.restore({"schema": 1, "sources": {"zigbee": {"state": {"anomalies": "many"}}}})
 
 
 def test_remove_all_clears_device_and_states() -> None:

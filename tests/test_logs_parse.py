@@ -10,8 +10,10 @@ from edge_agent.logs.records import RawLine
 
 
 def test_rfc5424_with_structured_data() -> None:
-    p = parse_line('<11>1 2026-03-02T08:15:00.250Z gw-01 zigbee2mqtt 812 ZB01 [meta@32473 dev="plug"] '
-                   "Coordinator stopped responding")
+    p = parse_line(
+        '<11>1 2026-03-02T08:15:00.250Z gw-01 zigbee2mqtt 812 ZB01 [meta@32473 dev="plug"] '
+        "Coordinator stopped responding"
+    )
     assert p.format == "rfc5424"
     assert p.message == "Coordinator stopped responding"
     assert p.level == "error"  # PRI 11 = user.err
@@ -71,15 +73,32 @@ def test_raw_line_fields_win() -> None:
 @pytest.mark.parametrize(
     ("line", "message", "level"),
     [
-        ("2026-02-11 10:00:01,532 WARN [poller-3] io.edge.bridge.ModbusPoller: slave 4 did not answer",
-         "slave 4 did not answer", "warning"),
-        ("02-11 10:00:01.532  1402  1533 E SensorService: accelerometer read failed", "accelerometer read failed",
-         "error"),
-        ("[Wed Feb 11 10:00:01 2026] [error] mod_proxy: upstream closed connection", "upstream closed connection",
-         "error"),
+        (
+            "2026-02-11 10:00:01,532 WARN [poller-3] io.edge.bridge.ModbusPoller: slave 4 did not answer",
+            "slave 4 did not answer",
+            "warning",
+        ),
+        (
+            "02-11 10:00:01.532  1402  1533 E SensorService: accelerometer read failed",
+            "accelerometer read failed",
+            "error",
+        ),
+        (
+            "[Wed Feb 11 10:00:01 2026] [error] mod_proxy: upstream closed connection",
+            "upstream closed connection",
+            "error",
+        ),
         ("20260211-10:00:01:532|HeatPump|4211|compressor cycle done", "compressor cycle done", None),
-        ("2026-02-11 10:00:01,532 - INFO  [main:Broker@88] - listening on port 1883", "listening on port 1883", "info"),
-        ("[02.11 10:00:01] hvac.exe - connection to controller closed", "connection to controller closed", None),
+        (
+            "2026-02-11 10:00:01,532 - INFO  [main:Broker@88] - listening on port 1883",
+            "listening on port 1883",
+            "info",
+        ),
+        (
+            "[02.11 10:00:01] hvac.exe - connection to controller closed",
+            "connection to controller closed",
+            None,
+        ),
         ("260211 100001 77 INFO storage.Flusher: flushed 12 blocks", "flushed 12 blocks", "info"),
         ("plain message without any header", "plain message without any header", None),
     ],

@@ -83,13 +83,18 @@ def test_new_template_and_surge_are_reported() -> None:
         first = first or summary
         t += 60
     assert {n["template"] for n in first["new_templates"]} >= {
-        "published <*> samples to broker", "interview of device <*> started"
+        "published <*> samples to broker",
+        "interview of device <*> started",
     }
     assert summary["new_templates"] == [] and summary["surging"] == []
 
     # burst of pairings (x20) and a line never seen before
     svc.ingest("gw", _lines(HEARTBEAT, 20) + _lines(PAIRING, 40, start=100), now=t)
-    svc.ingest("gw", [RawLine("Jan  5 10:05:00 gw zigbee2mqtt[5]: coordinator firmware mismatch detected")], now=t + 2)
+    svc.ingest(
+        "gw",
+        [RawLine("Jan  5 10:05:00 gw zigbee2mqtt[5]: coordinator firmware mismatch detected")],
+        now=t + 2,
+    )
     (summary,) = _summaries(svc.tick(t + 60))
     jsonschema.validate(summary, SUMMARY)
     surging = {s["template"]: s for s in summary["surging"]}
@@ -102,7 +107,7 @@ def test_new_template_and_surge_are_reported() -> None:
 
 def test_critical_anomaly_alerts_from_the_same_ingest_call() -> None:
     svc = LogService(config=LogsConfig(window_s=3600, alert_cooldown_s=60))
-    out = svc.ingest("gw", _lines(HEARTBEAT, 5) + [RawLine(PANIC)] + _lines(HEARTBEAT, 5), now=10.0)
+    out = svc.ingest("gw", [*_lines(HEARTBEAT, 5), RawLine(PANIC), *_lines(HEARTBEAT, 5)], now=10.0)
     alerts = _alerts(out)
     assert len(alerts) == 1 and out[0].topic_suffix == "alert/gw"
     jsonschema.validate(alerts[0], ALERT)
@@ -129,8 +134,11 @@ def test_source_level_is_kept() -> None:
     svc = LogService(config=LogsConfig(window_lines=3))
     out = svc.ingest(
         "dev",
-        [RawLine("valve moved", level="warning"), RawLine('{"msg": "valve moved", "level": "debug"}'),
-         RawLine("<11>1 2026-01-01T00:00:00Z h app - - - valve moved")],
+        [
+            RawLine("valve moved", level="warning"),
+            RawLine('{"msg": "valve moved", "level": "debug"}'),
+            RawLine("<11>1 2026-01-01T00:00:00Z h app - - - valve moved"),
+        ],
         now=1.0,
     )
     counts = _summaries(out)[0]["severity_counts"]
@@ -139,8 +147,12 @@ def test_source_level_is_kept() -> None:
 
 def test_garbage_lines_are_counted_not_fatal() -> None:
     svc = LogService(config=LogsConfig(window_lines=4, max_line_chars=4096))
-    junk = [RawLine(bytes(range(256)).decode("latin-1")), RawLine("x" * 1_000_000),
-            RawLine(b"\xff\xfe\xfd".decode("utf-8", "replace")), RawLine("")]
+    junk = [
+        RawLine(bytes(range(256)).decode("latin-1")),
+        RawLine("x" * 1_000_000),
+        RawLine(b"\xff\xfe\xfd".decode("utf-8", "replace")),
+        RawLine(""),
+    ]
     (summary,) = _summaries(svc.ingest("junk", junk, now=1.0))
     jsonschema.validate(summary, SUMMARY)
     assert summary["window"]["lines"] == 4 and summary["truncated_lines"] == 1

@@ -21,7 +21,9 @@ USERS = ["admin", "pi", "guest", "oracle", "ubnt", "support"]
 
 
 def test_masking_covers_common_variables() -> None:
-    toks = mask("eth0 aa:bb:cc:dd:ee:ff got 192.168.1.20 lease 3600s from /var/lib/dhcp/leases at 0x1f uid=1000")
+    toks = mask(
+        "eth0 aa:bb:cc:dd:ee:ff got 192.168.1.20 lease 3600s from /var/lib/dhcp/leases at 0x1f uid=1000"
+    )
     assert toks.count(PARAM) >= 6
     assert "lease" in toks and "from" in toks and "uid=" + PARAM in toks
 
@@ -80,8 +82,12 @@ def test_state_is_plain_versioned_json() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [b"\x80\x04pickle", b"[]", b'{"format": "edge-agent/log-templates", "version": 99, "templates": []}',
-     b'{"format": "edge-agent/log-templates", "version": 1, "templates": [{"id": "x"}], "next_id": 1}'],
+    [
+        b"\x80\x04pickle",
+        b"[]",
+        b'{"format": "edge-agent/log-templates", "version": 99, "templates": []}',
+        b'{"format": "edge-agent/log-templates", "version": 1, "templates": [{"id": "x"}], "next_id": 1}',
+    ],
 )
 def test_bad_state_refused_with_reason(data: bytes) -> None:
     with pytest.raises(PayloadError):

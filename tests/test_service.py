@@ -101,13 +101,15 @@ def test_log_lines_in_every_shape_are_summarized(
     topic = f"edge/{site}/logs/gateway"
     publish_wait(client, topic, "kernel: eth0: link up\nsystemd[1]: Started Daily apt upgrade.\n")
     publish_wait(client, topic, json.dumps({"msg": "zigbee: device 0x4f2a joined", "ts": 1764500000.0}))
-    publish_wait(client, topic, json.dumps([{"line": "wpa_supplicant: CTRL-EVENT-CONNECTED"}, "dnsmasq: reply ok"]))
-    summaries = collect.wait_for(
-        lambda _m: sum(json.loads(p)["window"]["lines"] for p in collect.on(f"edge/{site}/summary/gateway")) >= 5,
-        timeout=60,
-    )
-    assert summaries
-    got = [json.loads(p) for p in collect.on(f"edge/{site}/summary/gateway")]
+    array = [{"line": "wpa_supplicant: CTRL-EVENT-CONNECTED"}, "dnsmasq: reply ok"]
+    publish_wait(client, topic, json.dumps(array))
+    summary_topic = f"edge/{site}/summary/gateway"
+
+    def lines_summarized(_m: object) -> int:
+        return sum(json.loads(p)["window"]["lines"] for p in collect.on(summary_topic))
+
+    collect.wait_for(lambda m: lines_summarized(m) >= 5, timeout=60)
+    got = [json.loads(p) for p in collect.on(summary_topic)]
     assert all(s["source"] == "gateway" for s in got)
     assert sum(s["window"]["lines"] for s in got) == 5
     assert collect.on(f"edge/{site}/dlq") == []
@@ -130,8 +132,9 @@ def test_bad_inputs_go_to_the_dlq_and_the_agent_keeps_working(
     for record in records:
         jsonschema.validate(record, schema)
     by_topic = {r["topic"]: r for r in records if r["payload_size"] < 70_000}
-    assert "not UTF-8" in by_topic[f"edge/{site}/transcript"]["reason"]
-    assert base64.b64decode(by_topic[f"edge/{site}/transcript"]["payload_b64"]) == bad[f"edge/{site}/transcript"]
+    bad_transcript = by_topic[f"edge/{site}/transcript"]
+    assert "not UTF-8" in bad_transcript["reason"]
+    assert base64.b64decode(bad_transcript["payload_b64"]) == bad[f"edge/{site}/transcript"]
     assert "'msg' or 'line'" in by_topic[f"edge/{site}/logs/sensor"]["reason"]
     [big] = [r for r in records if r["payload_size"] == 70_000]
     assert "exceeds" in big["reason"]
@@ -150,7 +153,8 @@ def test_stats_and_availability(
     collect.wait_count(f"edge/{site}/intent", 3, timeout=30)
 
     def stats_after_work(_m: object) -> bool:
-        return any(json.loads(p)["counters"].get("out_intent", 0) >= 3 for p in collect.on(f"edge/{site}/stats"))
+        stats = [json.loads(p) for p in collect.on(f"edge/{site}/stats")]
+        return any(s["counters"].get("out_intent", 0) >= 3 for s in stats)
 
     collect.wait_for(stats_after_work, timeout=30)
     schema = load_schema("stats")

@@ -12,7 +12,16 @@ from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
-from broker import AgentProcess, Collector, Mosquitto, TestBroker, TinyRecognizer, publish_wait, unique
+from broker import (
+    AgentProcess,
+    Collector,
+    Mosquitto,
+    TestBroker,
+    TinyRecognizer,
+    eventually,
+    publish_wait,
+    unique,
+)
 from conftest import agent_config
 
 from edge_agent.app import Agent, Engines
@@ -57,7 +66,8 @@ def test_round_trip_each_protocol_and_tls(
         transcript(client, site, "turn on the fan", "r1")
         [payload] = collect.wait_count(f"edge/{site}/intent", 1)
         assert json.loads(payload)["intent"] == "HassTurnOn"
-        assert agent.transport.counters.acked == 1  # acknowledged manually, after the result's PUBACK
+        # acknowledged manually, once the intent's PUBACK came back (just after the intent reached us)
+        assert eventually(lambda: agent.transport.counters.acked == 1)
     finally:
         agent.shutdown()
     wait_status(collect, site, b"offline")
@@ -124,7 +134,8 @@ def test_puback_failure_is_counted_and_the_input_goes_to_the_dlq(
         assert collect.on(f"edge/{site}/intent") == []
         assert agent.transport.counters.publish_failed == 1
         assert agent.pipeline.counters.get("publish_failed") == 1
-        assert agent.pipeline.counters.get("settled") == 1  # acknowledged once the DLQ record was
+        # acknowledged once the DLQ record was
+        assert eventually(lambda: agent.pipeline.counters.get("settled") == 1)
     finally:
         agent.shutdown()
 
@@ -256,3 +267,30 @@ def test_backoff_is_capped_exponential_with_jitter() -> None:
     assert len({round(d, 6) for d in delays[10:]}) > 20  # jittered, not a fixed schedule
     backoff.reset()
     assert backoff.next() <= 0.5
+
+
+def test_shared_group_splits_inputs_between_agents(
+    broker: TestBroker, client: paho.Client, site: str
+) -> None:
+    collect = Collector(client, f"edge/{site}/intent")
+    agents = []
+    for n in range(2):
+        section = broker.agent_mqtt()
+        section.update(shared_group="edge-agents", client_id=f"{site}-member{n}")
+        config = parse({"site_id": site, "mqtt": section, "pipeline": {"stats_interval_s": 0}})
+        config.mqtt._password = Path(section["password_file"]).read_text().strip()
+        agent = tiny_agent(config)
+        agent.start()
+        assert agent.transport.wait_connected(10)
+        assert agent.transport.subscription_filters()[0].startswith("$share/edge-agents/edge/")
+        agents.append(agent)
+    time.sleep(0.5)
+    ids = [f"shared-{i}" for i in range(40)]
+    for ident in ids:
+        transcript(client, site, "turn on the hall light", ident)
+    collect.wait_for(lambda _m: set(intent_ids(collect, site)) >= set(ids), timeout=30)
+    for agent in agents:
+        agent.shutdown()
+    assert sorted(intent_ids(collect, site)) == sorted(ids)  # each input handled once
+    handled = [a.pipeline.counters.get("out_intent") for a in agents]
+    assert sum(handled) == len(ids) and min(handled) > 0  # and both members took a share

@@ -29,7 +29,7 @@ def test_layer_conf_targets_scarthgap() -> None:
 
 
 def test_oelint_adv_scarthgap_passes() -> None:
-    files = sorted(str(p) for p in LAYER.rglob("*.bb")) + [str(LAYER / "conf" / "layer.conf")]
+    files = [*sorted(str(p) for p in LAYER.rglob("*.bb")), str(LAYER / "conf" / "layer.conf")]
     # homepageping needs the network (HTTP request per HOMEPAGE); tests run offline
     proc = subprocess.run(
         [str(OELINT), "--quiet", "--release", "scarthgap", "--suppress", "oelint.vars.homepageping", *files],
@@ -44,7 +44,7 @@ def test_recipe_has_no_insane_skip_and_no_network_in_tasks() -> None:
         text = recipe.read_text()
         assert "INSANE_SKIP" not in text and "AUTOREV" not in text, recipe
         assert not re.search(r"\b(pip3? install|curl|wget)\b", text), recipe
-        remote = re.findall(r"(?:https?|git)://\S+", text.split("SRC_URI", 1)[-1]) if "SRC_URI =" in text else []
+        remote = re.findall(r"(?:https?|git)://\S+", text.split("SRC_URI", 1)[-1])
         if remote:  # a remote source needs a checksum
             assert "SRC_URI[sha256sum]" in text, recipe
 
@@ -66,8 +66,10 @@ def test_recipe_builds_pep517_with_runtime_deps_named_as_layers_provide_them() -
                 "python3-pydantic", "python3-orjson", "python3-structlog", "python3-drain3",
                 "python3-sentencepiece"):
         assert dep in text, dep
-    local = re.findall(r"file://\$\{EDGE_AGENT_SRC\}/(\S+?);", text)
-    assert {"pyproject.toml", "edge_agent"} <= set(local)
+    local = re.findall(r"file://(\S+?);subdir=\$\{BP\}", text)
+    assert {"pyproject.toml", "edge_agent", "configs/default.yaml"} <= set(local)
+    for rel in local:  # the recipe builds this checkout: every source it names must exist
+        assert (ROOT / rel).exists(), rel
     assert 'FILES:${PN}-model += "${PYTHON_SITEPACKAGES_DIR}/edge_agent/models"' in text
 
 
@@ -110,7 +112,7 @@ def test_systemd_analyze_security_exposure_at_most_3(tmp_path: Path) -> None:
 def test_unit_has_the_required_directives() -> None:
     text = UNIT.read_text()
     for directive in ("Type=notify", "WatchdogSec=", "DynamicUser=yes", "StateDirectory=edge-agent",
-                      "ConfigurationDirectory=edge-agent", "LoadCredential=mqtt-password:",
+                      "ConfigurationDirectory=edge-agent", "LoadCredential=mqtt_password:",
                       "CPUQuota=", "MemoryMax=", "ExecStart=/usr/bin/edge-agent run"):
         assert re.search(rf"^{re.escape(directive)}", text, re.M), directive
 
@@ -147,3 +149,18 @@ def test_sd_notify_abstract_socket_and_disabled() -> None:
 def test_watchdog_interval(env: dict[str, str], expected: float | None) -> None:
     assert watchdog_interval(env) == expected
     assert watchdog_interval({"WATCHDOG_USEC": "2000000", "WATCHDOG_PID": str(os.getpid())}) == 1.0
+
+
+def test_unit_credential_is_the_one_the_config_loader_reads(tmp_path: Path) -> None:
+    from edge_agent.config import load
+
+    m = re.search(r"^LoadCredential=([^:]+):", UNIT.read_text(), re.M)
+    assert m
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / m[1]).write_text("s3cret\n")
+    (creds / m[1]).chmod(0o600)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("mqtt:\n  username: agent\n")
+    config = load(config_file, environ={"CREDENTIALS_DIRECTORY": str(creds)})
+    assert config.mqtt.password == "s3cret"

@@ -83,7 +83,7 @@ def _service(args: argparse.Namespace, **overrides: Any) -> Any:
 
 
 def _open(name: str) -> IO[bytes]:
-    return sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+    return sys.stdin.buffer if name == "-" else open(name, "rb")
 
 
 def _chunks(fh: IO[bytes]) -> Iterator[list[tuple[str, bool]]]:
@@ -107,7 +107,9 @@ def _classify(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     with fh:
         for chunk in _chunks(fh):
-            for (_, invalid), result in zip(chunk, service.process([RawLine(t) for t, _ in chunk])):
+            for (_, invalid), result in zip(
+                chunk, service.process([RawLine(t) for t, _ in chunk]), strict=True
+            ):
                 doc = result.to_dict()
                 if invalid:
                     doc["invalid_utf8"] = True
@@ -118,7 +120,9 @@ def _classify(args: argparse.Namespace) -> int:
 
 
 def _summarize(args: argparse.Namespace) -> int:
-    source = args.source or ("stdin" if args.file == "-" else Path(args.file).name.replace("/", "_") or "file")
+    source = args.source or (
+        "stdin" if args.file == "-" else Path(args.file).name.replace("/", "_") or "file"
+    )
     try:
         service = _service(args, window_lines=args.window_lines, window_s=args.window_s)
         fh = _open(args.file)

@@ -64,10 +64,16 @@ _CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("auth", r"\b(?:ssh\w*|sudo|login|logon|password|auth\w*|pam_\w+|user|certificate|session opened)\b"),
         ("thermal", r"\b(?:temp\w*|thermal|overheat\w*|fan|cooling|°C)\b"),
         ("power", r"\b(?:power\w*|battery|voltage|brown-?out|ups|undervolt\w*|suspend|resume)\b"),
-        ("storage", r"\b(?:disk|ext4|mmc\w*|sd[a-z]\d?|nand|ubi\w*|filesystem|mount\w*|i/o error|block|fsck)\b"),
+        (
+            "storage",
+            r"\b(?:disk|ext4|mmc\w*|sd[a-z]\d?|nand|ubi\w*|filesystem|mount\w*|i/o error|block|fsck)\b",
+        ),
         ("wireless", r"\b(?:wi-?fi|wlan\d*|ssid|80211|ble|bluetooth|zigbee|z-?wave|thread|wpa\w*|airport)\b"),
         ("bridge", r"\b(?:modbus|serial|tty\w+|uart|bridge|mqtt|coordinator|can\d|rs-?485)\b"),
-        ("network", r"\b(?:eth\d*|link|dhcp\w*|dns|ip|tcp|udp|connection|proxy|route|socket|http\w*|network)\b"),
+        (
+            "network",
+            r"\b(?:eth\d*|link|dhcp\w*|dns|ip|tcp|udp|connection|proxy|route|socket|http\w*|network)\b",
+        ),
         ("sensor", r"\b(?:sensor\w*|humidity|reading|probe|adc|i2c|spi)\b"),
         ("kernel", r"\b(?:kernel|oops|panic|irq|cpu\d*|dma|segfault|oom)\b"),
         ("service", r"\b(?:systemd|service|daemon|started|stopped|restart\w*|exited|init)\b"),
@@ -92,7 +98,9 @@ _ERRNO = re.compile(r"\b(?:error|err|errno|error code)[=: ]+\(?(-\d+|0x[0-9a-f]+
 _HTTP = re.compile(r"\b(?:HTTP/\d(?:\.\d)?\"?\s+|status[=: ]+)([1-5]\d\d)\b")
 _TEMP = re.compile(r"(-?\d+(?:\.\d+)?)\s?(?:°\s?C|degC|C\b|celsius)", re.I)
 _TEMP_CONTEXT = re.compile(r"\b(?:temp\w*|thermal|cpu|soc|core|board|heat\w*)\b", re.I)
-_PERCENT = re.compile(r"\b(?:disk|storage|memory|mem|ram|usage|used|full|cpu load)\D{0,20}?(\d{1,3}(?:\.\d+)?)\s?%", re.I)
+_PERCENT = re.compile(
+    r"\b(?:disk|storage|memory|mem|ram|usage|used|full|cpu load)\D{0,20}?(\d{1,3}(?:\.\d+)?)\s?%", re.I
+)
 
 
 def _param_flags(message: str, thresholds: tuple[float, float]) -> tuple[str, float, str | None] | None:
@@ -189,16 +197,17 @@ class LineClassifier:
         """Parse, template and label raw lines (learning templates as it goes)."""
         parsed = [parse_line(line) for line in lines]
         matches = [self.miner.add_message(p.message) for p in parsed]
-        bases = self.template_labels([(m.template_id, m.template, p.text) for m, p in zip(matches, parsed)])
-        return [self.line_label(b, p) for b, p in zip(bases, parsed)]
+        items = [(m.template_id, m.template, p.text) for m, p in zip(matches, parsed, strict=True)]
+        bases = self.template_labels(items)
+        return [self.line_label(b, p) for b, p in zip(bases, parsed, strict=True)]
 
     # -- model ---------------------------------------------------------------------------------
 
     def _run(self, items: list[tuple[tuple[int, str], str]]) -> dict[tuple[int, str], LogLabel]:
         if self._model is None:
             return {key: self._rules.label(example) for key, example in items}
-        return {key: self._with_rules(label, example) for (key, example), label in
-                zip(items, self._run_model(items).values())}
+        labels = self._run_model(items)
+        return {key: self._with_rules(labels[key], example) for key, example in items}
 
     def _with_rules(self, label: LogLabel, example: str) -> LogLabel:
         """Words that always mean critical (panic, OOM, segfault...) are not left to the model."""
@@ -206,8 +215,9 @@ class LineClassifier:
         if rule.severity != "critical" or label.severity == "critical":
             return label
         score = max(label.score, rule.score)
-        return LogLabel(severity="critical", category=label.category, anomaly=score >= self._threshold,
-                        score=score)
+        return LogLabel(
+            severity="critical", category=label.category, anomaly=score >= self._threshold, score=score
+        )
 
     def _run_model(self, items: list[tuple[tuple[int, str], str]]) -> dict[tuple[int, str], LogLabel]:
         assert self._model is not None

@@ -12,35 +12,59 @@ class LogsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    window_s: float = Field(60.0, gt=0, le=86400, description="A summary closes after this many seconds.")
-    window_lines: int = Field(
-        5000, ge=1, le=1_000_000, description="A summary closes early after this many lines."
+    window_s: float = Field(
+        default=60.0, gt=0, le=86400, description="A summary closes after this many seconds."
     )
-    top_templates: int = Field(5, ge=1, le=100, description="Templates listed in a summary, most frequent first.")
-    max_anomalies: int = Field(10, ge=0, le=1000, description="Anomalous lines listed in a summary (highest score).")
+    window_lines: int = Field(
+        default=5000, ge=1, le=1_000_000, description="A summary closes early after this many lines."
+    )
+    top_templates: int = Field(
+        default=5, ge=1, le=100, description="Templates listed in a summary, most frequent first."
+    )
+    max_anomalies: int = Field(
+        default=10, ge=0, le=1000, description="Anomalous lines listed in a summary (highest score)."
+    )
     max_line_chars: int = Field(
-        8192, ge=64, le=1_000_000, description="Longer lines are cut to this many characters (flagged truncated)."
+        default=8192,
+        ge=64,
+        le=1_000_000,
+        description="Longer lines are cut to this many characters (flagged truncated).",
     )
     baseline_alpha: float = Field(
-        0.3, gt=0, le=1, description="EWMA weight of the newest window in a template's rate baseline."
+        default=0.3, gt=0, le=1, description="EWMA weight of the newest window in a template's rate baseline."
     )
     surge_factor: float = Field(
-        3.0, gt=1, description="A template surges when its window rate is this many times its baseline."
+        default=3.0,
+        gt=1,
+        description="A template surges when its window rate is this many times its baseline.",
     )
-    surge_min_count: int = Field(10, ge=1, description="A surge needs at least this many lines in the window.")
-    anomaly_threshold: float = Field(0.5, ge=0, le=1, description="Anomaly score from which a line is anomalous.")
+    surge_min_count: int = Field(
+        default=10, ge=1, description="A surge needs at least this many lines in the window."
+    )
+    anomaly_threshold: float = Field(
+        default=0.5, ge=0, le=1, description="Anomaly score from which a line is anomalous."
+    )
     alert_threshold: float = Field(
-        0.8, ge=0, le=1, description="Anomaly score from which a critical line is alerted at once."
+        default=0.8, ge=0, le=1, description="Anomaly score from which a critical line is alerted at once."
     )
     alert_cooldown_s: float = Field(
-        60.0, ge=0, description="A template alerts at most once per this many seconds per source."
+        default=60.0, ge=0, description="A template alerts at most once per this many seconds per source."
     )
-    max_sources: int = Field(256, ge=1, le=100_000, description="Sources tracked at once (oldest idle evicted).")
+    max_sources: int = Field(
+        default=256, ge=1, le=100_000, description="Sources tracked at once (oldest idle evicted)."
+    )
     max_templates: int = Field(
-        5000, ge=10, le=1_000_000, description="Templates kept per source before least-recent ones are dropped."
+        default=5000,
+        ge=10,
+        le=1_000_000,
+        description="Templates kept (all sources); the least recently used go first.",
     )
     state_dir: str | None = Field(
-        None, description="Directory where template state is kept across restarts (none: not kept)."
+        default=None, description="Directory where template state is kept across restarts (none: not kept)."
     )
-    state_key: str = Field("logs-templates", min_length=1, description="Store key of the template state.")
-    save_every_s: float = Field(60.0, ge=0, description="Template state is saved at most this often (0: every tick).")
+    state_key: str = Field(
+        default="logs-templates", min_length=1, description="Store key of the template state."
+    )
+    save_every_s: float = Field(
+        default=60.0, ge=0, description="Template state is saved at most this often (0: every tick)."
+    )

@@ -12,23 +12,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["HeaderSplit", "split_header", "LEVEL_WORDS"]
+__all__ = ["LEVEL_WORDS", "HeaderSplit", "split_header"]
 
 # level words (case-insensitive) -> our severity names
 LEVEL_WORDS: dict[str, str] = {
-    "trace": "debug", "debug": "debug", "dbg": "debug", "verbose": "debug", "fine": "debug",
-    "finer": "debug", "finest": "debug",
-    "info": "info", "information": "info", "informational": "info",
+    "trace": "debug",
+    "debug": "debug",
+    "dbg": "debug",
+    "verbose": "debug",
+    "fine": "debug",
+    "finer": "debug",
+    "finest": "debug",
+    "info": "info",
+    "information": "info",
+    "informational": "info",
     "notice": "notice",
-    "warn": "warning", "warning": "warning",
-    "err": "error", "error": "error", "severe": "error",
-    "crit": "critical", "critical": "critical", "fatal": "critical", "alert": "critical",
-    "emerg": "critical", "emergency": "critical", "panic": "critical", "failure": "error",
+    "warn": "warning",
+    "warning": "warning",
+    "err": "error",
+    "error": "error",
+    "severe": "error",
+    "crit": "critical",
+    "critical": "critical",
+    "fatal": "critical",
+    "alert": "critical",
+    "emerg": "critical",
+    "emergency": "critical",
+    "panic": "critical",
+    "failure": "error",
 }
 # single letters (Android/glog style) are levels only inside a header with numbers before them
 _LETTER_LEVELS: dict[str, str] = {
-    "V": "debug", "D": "debug", "I": "info", "N": "notice", "W": "warning", "E": "error", "F": "critical",
-    "A": "critical", "C": "critical",
+    "V": "debug",
+    "D": "debug",
+    "I": "info",
+    "N": "notice",
+    "W": "warning",
+    "E": "error",
+    "F": "critical",
+    "A": "critical",
+    "C": "critical",
 }
 
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"

@@ -28,7 +28,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.])", "<IP>"),
         (r"\b0[xX][0-9a-fA-F]+\b", "<HEX>"),
         (r"(?<![\w/])(?:/[\w.@%+~-]+){2,}/?", "<PATH>"),
-        (r"[<>]?\b\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hrs|hours)\b", "<DUR>"),
+        (
+            r"[<>]?\b\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hrs|hours)\b",
+            "<DUR>",
+        ),
         (r"\b\d+(?:\.\d+)?\s?(?:[KMGT]i?B|bytes|B)(?:\s\(\d+(?:\.\d+)?\s?[KMGT]i?B\))?(?!\w)", "<SIZE>"),
         (r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w.])", "<NUM>"),
     )

@@ -39,12 +39,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), s)
     for p, s in (
-        (r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
-         r"thermal shutdown|overheat\w*|watchdog)\b", "critical"),
-        (r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
-         r"crash\w*|broken|lost|unreachable)\b", "error"),
-        (r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
-         r"disconnect\w*|dropped|unexpected)\b", "warning"),
+        (
+            r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
+            r"thermal shutdown|overheat\w*|watchdog)\b",
+            "critical",
+        ),
+        (
+            r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
+            r"crash\w*|broken|lost|unreachable)\b",
+            "error",
+        ),
+        (
+            r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
+            r"disconnect\w*|dropped|unexpected)\b",
+            "warning",
+        ),
         (r"\b(?:debug|trace)\b", "debug"),
     )
 )
@@ -97,8 +106,16 @@ def normalize_level(level: object) -> str | None:
         return _PRI_SEVERITY[int(word)]
     if word in LEVEL_WORDS:
         return LEVEL_WORDS[word]
-    letters = {"v": "debug", "d": "debug", "i": "info", "n": "notice", "w": "warning", "e": "error",
-               "f": "critical", "c": "critical"}
+    letters = {
+        "v": "debug",
+        "d": "debug",
+        "i": "info",
+        "n": "notice",
+        "w": "warning",
+        "e": "error",
+        "f": "critical",
+        "c": "critical",
+    }
     return letters.get(word)
 
 
@@ -185,11 +202,18 @@ def _parse_json(text: str) -> ParsedLine | None:
         return None
     if not isinstance(doc, dict):
         return None
-    message = next((doc[k] for k in ("msg", "message", "line", "log", "text") if isinstance(doc.get(k), str)), None)
+    message = next(
+        (doc[k] for k in ("msg", "message", "line", "log", "text") if isinstance(doc.get(k), str)), None
+    )
     if message is None:
         return None
-    level = next((normalize_level(doc[k]) for k in ("level", "lvl", "severity", "priority") if k in doc), None)
-    app = next((str(doc[k]) for k in ("app", "service", "logger", "tag", "unit") if isinstance(doc.get(k), str)), None)
+    level = next(
+        (normalize_level(doc[k]) for k in ("level", "lvl", "severity", "priority") if k in doc), None
+    )
+    app = next(
+        (str(doc[k]) for k in ("app", "service", "logger", "tag", "unit") if isinstance(doc.get(k), str)),
+        None,
+    )
     ts = next((_parse_ts(doc[k]) for k in ("ts", "time", "timestamp", "@timestamp") if k in doc), None)
     host = doc.get("host") if isinstance(doc.get("host"), str) else None
     return ParsedLine(text=text, message=message, ts=ts, level=level, host=host, app=app, format="json")

@@ -71,9 +71,7 @@ class LogService:
             store = FileStore(Path(self.config.state_dir))
         self._store = store
         miner = self._restore() or TemplateMiner(max_templates=self.config.max_templates)
-        self.classifier = LineClassifier(
-            model, anomaly_threshold=self.config.anomaly_threshold, miner=miner
-        )
+        self.classifier = LineClassifier(model, anomaly_threshold=self.config.anomaly_threshold, miner=miner)
         self._windows: dict[str, SourceWindow] = {}
         self._info: dict[int, TemplateInfo] = {}
         self._last_alert: dict[tuple[str, int], float] = {}
@@ -92,8 +90,14 @@ class LogService:
         out: list[Outgoing] = []
         for result in self.process(lines):
             window = self._window(source, now)
-            window.add(result.match.template_id, result.match.new, result.label, result.parsed.text,
-                       result.parsed.truncated, self.config.max_anomalies)
+            window.add(
+                result.match.template_id,
+                result.match.new,
+                result.label,
+                result.parsed.text,
+                result.parsed.truncated,
+                self.config.max_anomalies,
+            )
             alert = self._maybe_alert(source, result, now)
             if alert is not None:
                 out.append(alert)
@@ -104,7 +108,11 @@ class LogService:
 
     def tick(self, now: float, *, save: bool = True) -> list[Outgoing]:
         """Close the windows whose time is up; save template state when due."""
-        out = [self._close(w, now, "time") for w in list(self._windows.values()) if w.due(now, self.config) == "time"]
+        out = [
+            self._close(w, now, "time")
+            for w in list(self._windows.values())
+            if w.due(now, self.config) == "time"
+        ]
         if save and self._dirty and time.monotonic() - self._last_save >= self.config.save_every_s:
             self.save()
         return out
@@ -123,10 +131,10 @@ class LogService:
         matches = [self.miner.add_message(p.message) for p in parsed]
         self._dirty = self._dirty or bool(parsed)
         bases = self.classifier.template_labels(
-            [(m.template_id, m.template, p.text) for m, p in zip(matches, parsed)]
+            [(m.template_id, m.template, p.text) for m, p in zip(matches, parsed, strict=True)]
         )
         results = []
-        for p, m, base in zip(parsed, matches, bases):
+        for p, m, base in zip(parsed, matches, bases, strict=True):
             label = self.classifier.line_label(base, p)
             self._info[m.template_id] = TemplateInfo(m.template, base)
             results.append(LineResult(p, m, label))
@@ -143,13 +151,16 @@ class LogService:
         return window
 
     def _close(self, window: SourceWindow, now: float, reason: str) -> Outgoing:
-        mapping = {t: c for t in list(window.counts) + list(window.baseline)
-                   if (c := self.miner.canonical(t)) != t}
+        mapping = {
+            t: c for t in list(window.counts) + list(window.baseline) if (c := self.miner.canonical(t)) != t
+        }
         window.remap(mapping)
         for tid in window.counts:
             if tid not in self._info:
                 template = self.miner.template(tid) or ""
-                self._info[tid] = TemplateInfo(template, self.classifier.template_labels([(tid, template, template)])[0])
+                self._info[tid] = TemplateInfo(
+                    template, self.classifier.template_labels([(tid, template, template)])[0]
+                )
             else:
                 current = self.miner.template(tid)
                 if current is not None and current != self._info[tid].template:
@@ -169,8 +180,15 @@ class LogService:
             return None
         self._last_alert[key] = now
         msg = AlertMessage(
-            source=source, at=now, line=result.parsed.text, template_id=key[1], template=result.match.template,
-            severity=label.severity, category=label.category, score=label.score, line_ts=result.parsed.ts,
+            source=source,
+            at=now,
+            line=result.parsed.text,
+            template_id=key[1],
+            template=result.match.template,
+            severity=label.severity,
+            category=label.category,
+            score=label.score,
+            line_ts=result.parsed.ts,
             suppressed=self._suppressed.pop(key, 0),
         )
         return Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict())

@@ -46,8 +46,9 @@ class SourceWindow:
     windows_closed: int = 0
     last_seen: float = 0.0
 
-    def add(self, template_id: int, new: bool, label: LogLabel, line: str, truncated: bool,
-            max_anomalies: int) -> None:
+    def add(
+        self, template_id: int, new: bool, label: LogLabel, line: str, truncated: bool, max_anomalies: int
+    ) -> None:
         self.lines += 1
         self.truncated += truncated
         self.severities[label.severity] += 1
@@ -62,8 +63,13 @@ class SourceWindow:
     def _keep_anomaly(self, template_id: int, label: LogLabel, line: str, cap: int) -> None:
         if cap == 0:
             return
-        item = {"line": line[:_MAX_EXAMPLE], "template_id": template_id, "severity": label.severity,
-                "category": label.category, "score": round(label.score, 4)}
+        item = {
+            "line": line[:_MAX_EXAMPLE],
+            "template_id": template_id,
+            "severity": label.severity,
+            "category": label.category,
+            "score": round(label.score, 4),
+        }
         if len(self.anomalies) < cap:
             self.anomalies.append(item)
         else:
@@ -79,24 +85,37 @@ class SourceWindow:
             return "time"
         return None
 
-    def close(self, now: float, reason: str, cfg: LogsConfig, info: dict[int, TemplateInfo],
-              templates_known: int) -> SummaryMessage:
+    def close(
+        self, now: float, reason: str, cfg: LogsConfig, info: dict[int, TemplateInfo], templates_known: int
+    ) -> SummaryMessage:
         """Build the summary, fold this window's rates into the baselines, start a new window."""
         duration = max(now - self.start, 1.0)
         surging = self._surging(duration, cfg, info)
         self._update_baseline(duration, cfg.baseline_alpha)
         top = [self._template_item(tid, n, info) for tid, n in self.counts.most_common(cfg.top_templates)]
         new = [
-            {k: v for k, v in self._template_item(tid, self.counts[tid], info).items()
-             if k in ("template_id", "template", "count", "example", "severity", "category")}
+            {
+                k: v
+                for k, v in self._template_item(tid, self.counts[tid], info).items()
+                if k in ("template_id", "template", "count", "example", "severity", "category")
+            }
             for tid in sorted(self.new_ids, key=lambda t: -self.counts[t])[:_MAX_NEW]
         ]
         counts = {s: self.severities.get(s, 0) for s in SEVERITIES}
         msg = SummaryMessage(
-            source=self.source, start=self.start, end=now, lines=self.lines, reason=reason,
-            severity_counts=counts, top_templates=top, new_templates=new, surging=surging,
-            anomalies=sorted(self.anomalies, key=lambda a: -a["score"]), anomaly_count=self.anomaly_count,
-            truncated_lines=self.truncated, templates_known=templates_known,
+            source=self.source,
+            start=self.start,
+            end=now,
+            lines=self.lines,
+            reason=reason,
+            severity_counts=counts,
+            top_templates=top,
+            new_templates=new,
+            surging=surging,
+            anomalies=sorted(self.anomalies, key=lambda a: -float(a["score"])),
+            anomaly_count=self.anomaly_count,
+            truncated_lines=self.truncated,
+            templates_known=templates_known,
             headline=headline(self.source, self.lines, counts, new, surging, self.anomaly_count),
         )
         self._reset(now)
@@ -113,8 +132,10 @@ class SourceWindow:
             "category": ti.label.category if ti else "other",
         }
 
-    def _surging(self, duration: float, cfg: LogsConfig, info: dict[int, TemplateInfo]) -> list[dict[str, Any]]:
-        out = []
+    def _surging(
+        self, duration: float, cfg: LogsConfig, info: dict[int, TemplateInfo]
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         for tid, n in self.counts.items():
             base = self.baseline.get(tid)
             if base is None or tid in self.new_ids or n < cfg.surge_min_count:
@@ -123,9 +144,17 @@ class SourceWindow:
             factor = rate / max(base, _MIN_BASELINE)
             if factor >= cfg.surge_factor:
                 ti = info.get(tid)
-                out.append({"template_id": tid, "template": ti.template if ti else "", "count": n,
-                            "rate": round(rate, 4), "baseline": round(base, 4), "factor": round(factor, 2)})
-        out.sort(key=lambda s: -s["factor"])
+                out.append(
+                    {
+                        "template_id": tid,
+                        "template": ti.template if ti else "",
+                        "count": n,
+                        "rate": round(rate, 4),
+                        "baseline": round(base, 4),
+                        "factor": round(factor, 2),
+                    }
+                )
+        out.sort(key=lambda s: -float(s["factor"]))
         return out[:_MAX_SURGING]
 
     def _update_baseline(self, duration: float, alpha: float) -> None:
@@ -172,8 +201,14 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def headline(source: str, lines: int, counts: dict[str, int], new: list[dict[str, Any]],
-             surging: list[dict[str, Any]], anomalies: int) -> str:
+def headline(
+    source: str,
+    lines: int,
+    counts: dict[str, int],
+    new: list[dict[str, Any]],
+    surging: list[dict[str, Any]],
+    anomalies: int,
+) -> str:
     """One line a person can read on a phone (about 160 characters at most)."""
     parts = [f"{source}: {lines} lines"]
     for sev, word in (("critical", "critical"), ("error", "errors"), ("warning", "warnings")):

@@ -56,7 +56,7 @@ class _Drain(Drain):  # type: ignore[misc]
         constant = 0
         equal = 0
         params = 0
-        for t1, t2 in zip(seq1, seq2):
+        for t1, t2 in zip(seq1, seq2, strict=True):
             if t1 == PARAM:
                 params += 1
                 continue
@@ -100,7 +100,9 @@ class TemplateMiner:
         cluster, change = self._drain.add_log_message(" ".join(tokens))
         if change == "cluster_created":
             cluster = self._index_new(cluster)
-        return TemplateMatch(cluster.cluster_id, " ".join(cluster.log_template_tokens), change == "cluster_created")
+        return TemplateMatch(
+            cluster.cluster_id, " ".join(cluster.log_template_tokens), change == "cluster_created"
+        )
 
     def canonical(self, template_id: int) -> int:
         """The id a template is known by now (templates merge as their variable words show)."""
@@ -122,9 +124,10 @@ class TemplateMiner:
         same_len = self._by_len.setdefault(len(tokens), set())
         if PARAM in tokens and _specific_enough(tokens):
             covered = [
-                cid for cid in same_len
+                cid
+                for cid in same_len
                 if (old := self._drain.id_to_cluster.get(cid)) is not None
-                and all(t == PARAM or t == o for t, o in zip(tokens, old.log_template_tokens))
+                and all(t in (PARAM, o) for t, o in zip(tokens, old.log_template_tokens, strict=True))
             ]
             if covered:
                 cluster = self._fold(cluster, covered)
@@ -161,9 +164,10 @@ class TemplateMiner:
             self._skeletons.setdefault(key, set()).add(cluster.cluster_id)
 
     def _absorb(self, keep: LogCluster, other: int) -> None:
-        gone = self._drain.id_to_cluster.pop(other)
-        keep.size += gone.size
+        gone = self._drain.id_to_cluster.pop(other, None)
         self._alias[other] = keep.cluster_id
+        if gone is None:
+            return  # already evicted
         self._unindex(gone)
         self._by_len.get(len(gone.log_template_tokens), set()).discard(other)
 

@@ -106,18 +106,18 @@ def _count(value: Any) -> int:
 def source_state_from_summary(summary: Mapping[str, Any]) -> SourceState:
     """A source's HA state from one window summary (``{prefix}/{site}/summary/<source>``).
 
-    Reads ``counts`` (lines per severity), ``anomalies`` (list or count) and ``headline``;
+    Reads ``severity_counts`` (lines per severity), ``anomaly_count`` (else the length of
+    ``anomalies``) and ``headline``;
     missing keys count as zero / empty, so a summary without errors reads as 0 %.
     """
-    counts = summary.get("counts")
-    if not isinstance(counts, Mapping):
-        counts = summary.get("severity_counts")
+    counts = summary.get("severity_counts")
     counts = counts if isinstance(counts, Mapping) else {}
     total = sum(_count(v) for v in counts.values())
     errors = sum(_count(counts.get(s)) for s in _ERROR_SEVERITIES)
     headline = summary.get("headline")
+    anomalies = summary.get("anomaly_count", summary.get("anomalies"))  # the list is capped, the count is not
     return SourceState(
-        anomalies=_count(summary.get("anomalies")),
+        anomalies=_count(anomalies),
         error_rate=100.0 * errors / total if total else 0.0,
         headline=headline if isinstance(headline, str) else "",
     )
@@ -358,6 +358,9 @@ class HaDiscovery:
             _source_id(source)
             if not isinstance(item, dict) or not isinstance(item.get("state"), dict):
                 raise PayloadError(f"discovery state of source {source!r} is malformed")
-            self._sources[source] = _Source(
-                state=SourceState.from_payload(item["state"]), last_seen=float(item.get("last_seen", 0.0))
-            )
+            try:
+                state = SourceState.from_payload(item["state"])
+                last_seen = float(item.get("last_seen", 0.0))
+            except (TypeError, ValueError) as exc:
+                raise PayloadError(f"discovery state of source {source!r} is malformed: {exc}") from None
+            self._sources[source] = _Source(state=state, last_seen=last_seen)

@@ -11,7 +11,8 @@ Example::
                         "count": 2, "example": "mmc0: error -110 whilst initialising SD card"}],
      "surging": [{"template_id": 7, "template": "Failed password for <*> from <*> port <*> <*>",
                   "count": 140, "rate": 2.33, "baseline": 0.1, "factor": 23.3}],
-     "anomalies": [{"line": "...", "template_id": 41, "severity": "error", "category": "storage", "score": 0.91}],
+     "anomalies": [{"line": "...", "template_id": 41, "severity": "error", "category": "storage",
+                    "score": 0.91}],
      "anomaly_count": 2, "truncated_lines": 0, "templates_known": 57,
      "headline": "gw-kernel: 1520 lines, 1 critical, 7 errors; 1 new event: mmc0: error <*> whilst ..."}
 
@@ -64,8 +65,12 @@ class SummaryMessage:
         return {
             "schema": SCHEMA,
             "source": self.source,
-            "window": {"start": round(self.start, 3), "end": round(self.end, 3), "lines": self.lines,
-                       "reason": self.reason},
+            "window": {
+                "start": round(self.start, 3),
+                "end": round(self.end, 3),
+                "lines": self.lines,
+                "reason": self.reason,
+            },
             "severity_counts": dict(self.severity_counts),
             "top_templates": self.top_templates,
             "new_templates": self.new_templates,

@@ -59,38 +59,61 @@ COVER_CLASS_WORDS: dict[str, tuple[str, ...]] = {
 
 # binary sensor classes: (spoken class words, words for "on", words for "off")
 BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "motion": (("motion sensor", "motion sensors", "motion detector", "movement sensor"),
-               ("triggered", "detecting motion", "active", "tripped"), ("clear", "idle")),
-    "moisture": (("leak sensor", "leak sensors", "water sensor", "water sensors", "flood sensor"),
-                 ("wet", "leaking", "detecting water", "triggered"), ("dry",)),
-    "occupancy": (("occupancy sensor", "occupancy sensors", "presence detector"),
-                  ("occupied", "detecting someone"), ("empty", "unoccupied", "clear")),
-    "smoke": (("smoke detector", "smoke detectors", "smoke alarm", "smoke sensor"),
-              ("detecting smoke", "going off", "triggered", "alarming"), ("clear", "quiet")),
-    "gas": (("gas sensor", "gas detector", "gas alarm"), ("detecting gas", "going off", "triggered"), ("clear",)),
-    "carbon_monoxide": (("co detector", "carbon monoxide sensor", "carbon monoxide detector", "co alarm"),
-                        ("detecting carbon monoxide", "going off", "triggered"), ("clear",)),
+    "motion": (("motion sensor", "motion sensors", "motion detector", "movement sensor", "motion", "movement"),
+               ("triggered", "detecting motion", "active", "tripped", "detected"), ("clear", "idle")),
+    "moisture": (("leak sensor", "leak sensors", "water sensor", "water sensors", "flood sensor", "leak", "leaks",
+                  "water leak", "flooding"), ("wet", "leaking", "detecting water", "triggered", "flooded", "detected"),
+                 ("dry",)),
+    "occupancy": (("occupancy sensor", "occupancy sensors", "presence detector", "occupancy"),
+                  ("occupied", "detecting someone", "detected", "triggered"), ("empty", "unoccupied", "clear")),
+    "smoke": (("smoke detector", "smoke detectors", "smoke alarm", "smoke sensor", "smoke sensors", "smoke"),
+              ("detecting smoke", "going off", "triggered", "alarming", "detected"), ("clear", "quiet")),
+    "gas": (("gas sensor", "gas sensors", "gas detector", "gas alarm", "gas"),
+            ("detecting gas", "going off", "triggered", "detected"), ("clear",)),
+    "carbon_monoxide": (("co detector", "carbon monoxide sensor", "carbon monoxide sensors", "carbon monoxide detector",
+                         "co alarm", "carbon monoxide", "co"), ("detecting carbon monoxide", "going off", "triggered",
+                                                               "detected"), ("clear",)),
     "door": (("door sensor", "door sensors", "door contact"), ("open", "opened"), ("closed", "shut")),
     "window": (("window sensor", "window sensors", "window contact"), ("open", "opened"), ("closed", "shut")),
     "garage_door": (("garage door sensor", "garage sensor"), ("open", "up"), ("closed", "shut", "down")),
-    "opening": (("contact sensor", "contact sensors", "opening sensor"), ("open", "opened"), ("closed", "shut")),
-    "battery": (("battery sensor", "battery"), ("low", "running low", "almost empty"), ("fine", "normal", "ok")),
-    "battery_charging": (("charger", "charging sensor"), ("charging", "plugged in to charge"), ("not charging",)),
-    "connectivity": (("connection sensor", "network sensor"), ("connected", "online"), ("disconnected", "offline")),
-    "plug": (("plug sensor",), ("plugged in",), ("unplugged",)),
-    "power": (("power sensor", "mains sensor"), ("powered", "on power"), ("without power", "unpowered")),
-    "running": (("run sensor", "running sensor"), ("running", "working", "going"), ("stopped", "idle")),
+    "opening": (("contact sensor", "contact sensors", "opening sensor", "openings"), ("open", "opened"),
+                ("closed", "shut")),
+    "battery": (("battery sensor", "battery", "batteries"), ("low", "running low", "almost empty"),
+                ("fine", "normal", "ok")),
+    "battery_charging": (("charger", "charging sensor"), ("charging", "plugged in to charge"),
+                         ("not charging", "discharging")),
+    "connectivity": (("connection sensor", "network sensor"), ("connected", "online"),
+                     ("disconnected", "offline", "not connected")),
+    "plug": (("plug sensor",), ("plugged in",), ("unplugged", "not plugged in")),
+    "power": (("power sensor", "mains sensor"), ("powered", "on power", "powered on"),
+              ("without power", "unpowered", "powered off")),
+    "running": (("run sensor", "running sensor"), ("running", "working"), ("stopped",)),
     "update": (("updates", "update"), ("available", "pending"), ("up to date", "installed")),
     "problem": (("problem sensor", "fault sensor"), ("reporting a problem", "faulty"), ("ok", "fine")),
     "vibration": (("vibration sensor", "vibration sensors"), ("vibrating", "shaking"), ("still",)),
-    "sound": (("sound sensor", "noise sensor"), ("detecting sound", "hearing something"), ("quiet",)),
+    "sound": (("sound sensor", "sound sensors", "noise sensor", "noise", "sound"),
+              ("detecting sound", "hearing something", "detected", "triggered"), ("quiet",)),
     "tamper": (("tamper sensor",), ("tampered with", "tampered"), ("untouched",)),
-    "presence": (("presence sensor",), ("home", "present"), ("away", "not home")),
-    "cold": (("frost sensor", "freeze sensor"), ("cold", "freezing"), ("warm",)),
-    "heat": (("heat sensor", "overheat sensor"), ("hot", "overheating"), ("cool",)),
+    "presence": (("presence sensor",), ("home", "present", "at home"), ("away", "not home")),
+    "cold": (("frost sensor", "freeze sensor"), ("cold", "freezing", "too cold"), ("warm",)),
+    "heat": (("heat sensor", "overheat sensor"), ("hot", "overheating", "too hot"), ("cool",)),
     "safety": (("safety sensor",), ("unsafe", "dangerous"), ("safe",)),
-    "light": (("light sensor", "daylight sensor"), ("detecting light", "bright"), ("dark",)),
+    "light": (("light sensor", "daylight sensor"), ("detecting light", "bright", "detected"), ("dark",)),
     "lock": (("lock sensor",), ("unlocked", "open"), ("locked",)),
+}
+
+# state words that name a binary-sensor class by themselves ("which devices are connected?")
+STATE_CLASSES: dict[str, str] = {
+    "connected": "connectivity", "disconnected": "connectivity", "online": "connectivity", "offline": "connectivity",
+    "not connected": "connectivity", "plugged in": "plug", "unplugged": "plug", "not plugged in": "plug",
+    "powered on": "power", "powered": "power", "unpowered": "power", "without power": "power",
+    "running": "running", "stopped": "running", "charging": "battery_charging", "not charging": "battery_charging",
+    "discharging": "battery_charging", "wet": "moisture", "dry": "moisture", "leaking": "moisture",
+    "flooded": "moisture", "cold": "cold", "freezing": "cold", "too cold": "cold", "hot": "heat",
+    "overheating": "heat", "too hot": "heat", "vibrating": "vibration", "shaking": "vibration",
+    "occupied": "occupancy", "unoccupied": "occupancy", "tampered with": "tamper", "tampered": "tamper",
+    "home": "presence", "at home": "presence", "present": "presence", "away": "presence", "unsafe": "safety",
+    "low": "battery", "running low": "battery",
 }
 
 # numeric sensor classes: (spoken class words, typical entity-name nouns)
@@ -251,7 +274,9 @@ def _state_value(word: str, domain: str | None, device_class: str | None) -> str
         if key in _OPEN_WORDS:
             return "open"
     if domain == "lock" or key in ("locked", "unlocked", "secured"):
-        return "unlocked" if key in ("unlocked", "open", "opened") else "locked"
+        if key in ("open", "opened"):
+            return "open"
+        return "unlocked" if key == "unlocked" else "locked"
     if domain == "person" or (domain is None and key in _HOME_WORDS + _AWAY_WORDS):
         return "not_home" if key in _AWAY_WORDS else "home"
     if key in _OFF_WORDS:
@@ -296,6 +321,8 @@ def build_slots(
     context_area: str | None,
 ) -> dict[str, SlotValue]:
     """Final slots for one recognized utterance (see module docstring)."""
+    if home is not None:
+        spans = _repair_names(text, list(spans), home)
     groups = _group(text, spans)
     out = _Out()
     _places(out, groups, home)
@@ -308,6 +335,38 @@ def build_slots(
             out.slots["name"] = SlotValue("all", domain.raw, domain.start, domain.end, domain.confidence)
     _context(out, text, intent, context_area)
     return out.slots
+
+
+def _adjacent(text: str, left: Span, right: Span) -> bool:
+    return left.end <= right.start and not text[left.end:right.start].strip()
+
+
+def _repair_names(text: str, spans: list[Span], home: Home) -> list[Span]:
+    """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
+    "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
+    spans = sorted(spans, key=lambda sp: sp.start)
+    i = 0
+    while i < len(spans):
+        span = spans[i]
+        raw = text[span.start:span.end]
+        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            prev = spans[i - 1] if i > 0 else None
+            if nxt is not None and nxt.slot in ("domain", "device_class") and _adjacent(text, span, nxt) \
+                    and home.resolve_entity(text[span.start:nxt.end], fuzzy=False) is not None:
+                spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
+                del spans[i + 1]
+                continue
+            if prev is not None and prev.slot in ("area", "floor") and _adjacent(text, prev, span) \
+                    and home.resolve_entity(text[prev.start:span.end], fuzzy=False) is not None:
+                spans[i - 1] = Span(prev.start, span.end, "name", min(span.confidence, prev.confidence))
+                del spans[i]
+                continue
+        if span.slot == "area" and home.resolve_area(raw, fuzzy=False) is None \
+                and home.resolve_floor(raw, fuzzy=False) is None and home.resolve_entity(raw, fuzzy=False) is not None:
+            spans[i] = Span(span.start, span.end, "name", span.confidence)
+        i += 1
+    return spans
 
 
 def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | None) -> None:
@@ -401,11 +460,33 @@ def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, ho
         out.put("domain", entity.domain, span, raw)
         if entity.device_class and "device_class" not in out.slots:
             out.put("device_class", entity.device_class, span, raw)
+    _state(out, groups, intent)
+
+
+def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) -> None:
+    domain_slot, dc_slot = out.slots.get("domain"), out.slots.get("device_class")
+    domain = domain_slot.value if domain_slot is not None else None
+    dc = dc_slot.value if dc_slot is not None else None
     for span, raw in groups.get("state", [])[:1]:
-        domain = out.slots["domain"].value if "domain" in out.slots else None
-        dc = out.slots["device_class"].value if "device_class" in out.slots else None
+        key = _key(raw)
+        if intent == "HassGetState" and "name" not in out.slots:
+            implied = STATE_CLASSES.get(key)
+            if domain == "light" and key == "detected":
+                implied, domain = "light", None
+            if implied is not None and domain in (None, "binary_sensor") and not (
+                    dc in BINARY_CLASSES and key in BINARY_CLASSES[str(dc)][1] + BINARY_CLASSES[str(dc)][2]):
+                domain, dc = "binary_sensor", implied
+                out.put("domain", domain, span, raw, overwrite=True)
+                out.put("device_class", dc, span, raw, overwrite=True)
         out.put("state", _state_value(raw, domain if isinstance(domain, str) else None,
                                       dc if isinstance(dc, str) else None), span, raw)
+    if "state" not in out.slots and intent == "HassGetState" and domain == "binary_sensor" and dc_slot is not None \
+            and "name" not in out.slots:
+        out.put("state", "on", dc_slot_span(dc_slot), dc_slot.raw)  # "is there any smoke?"
+
+
+def dc_slot_span(slot: SlotValue) -> Span:
+    return Span(slot.start, slot.end, "device_class", slot.confidence)
 
 
 def _context(out: _Out, text: str, intent: str, context_area: str | None) -> None:

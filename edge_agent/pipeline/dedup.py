@@ -108,8 +108,10 @@ class Deduplicator:
         self._clock = clock
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
+        self._unsaved: OrderedDict[str, float] = OrderedDict()  # completions the disk refused
         self._since_prune = 0
         self.duplicates = 0
+        self.persist_errors = 0
         target = ":memory:" if path is None else str(path)
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -132,8 +134,7 @@ class Deduplicator:
             if key in self._in_flight:
                 self.duplicates += 1
                 return Verdict.IN_FLIGHT
-            row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
-            if row is not None and row[0] >= self._clock() - self.window_s:
+            if self._done_at(key) >= self._clock() - self.window_s:
                 self.duplicates += 1
                 return Verdict.DUPLICATE
             self._in_flight.add(key)
@@ -143,11 +144,18 @@ class Deduplicator:
         """The result of ``key`` is published or in the outbox: remember the id (durably)."""
         key = _check_key(key)
         with self._lock:
-            self._db.execute(
-                "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
-                (key, self._clock()),
-            )
+            now = self._clock()
+            try:
+                self._db.execute(
+                    "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
+                    " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
+                    (key, now),
+                )
+            except sqlite3.OperationalError:  # disk full or read-only: still dedup in this process
+                self.persist_errors += 1
+                self._unsaved[key] = now
+                while len(self._unsaved) > self.max_ids:
+                    self._unsaved.popitem(last=False)
             self._in_flight.discard(key)
             self._since_prune += 1
             if self._since_prune >= _PRUNE_EVERY:
@@ -160,9 +168,16 @@ class Deduplicator:
 
     def seen(self, key: str) -> bool:
         """True when ``key`` was completed within the window."""
+        key = _check_key(key)
         with self._lock:
-            row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (_check_key(key),)).fetchone()
-        return row is not None and row[0] >= self._clock() - self.window_s
+            return self._done_at(key) >= self._clock() - self.window_s
+
+    def _done_at(self, key: str) -> float:
+        """When ``key`` was completed, or -inf. Caller holds the lock."""
+        row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return float(row[0])
+        return self._unsaved.get(key, float("-inf"))
 
     def prune(self) -> int:
         """Forget ids older than the window, then the oldest beyond ``max_ids``. Returns rows removed."""
@@ -184,6 +199,15 @@ class Deduplicator:
     def _prune_locked(self) -> int:
         self._since_prune = 0
         cutoff = self._clock() - self.window_s
+        while self._unsaved and next(iter(self._unsaved.values())) < cutoff:
+            self._unsaved.popitem(last=False)
+        try:
+            return self._prune_db(cutoff)
+        except sqlite3.OperationalError:
+            self.persist_errors += 1
+            return 0
+
+    def _prune_db(self, cutoff: float) -> int:
         removed = self._db.execute("DELETE FROM dedup_seen WHERE at < ?", (cutoff,)).rowcount
         excess = int(self._db.execute("SELECT COUNT(*) FROM dedup_seen").fetchone()[0]) - self.max_ids
         if excess > 0:

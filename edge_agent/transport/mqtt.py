@@ -102,7 +102,9 @@ class MqttTransport:
         self.fatal: TransportError | None = None
         self._on_message = on_message
         self._receive_maximum = receive_maximum
-        self._on_connected = on_connected
+        # called on the network thread after every successful (re)connect, once subscribed and
+        # ``online`` is queued: re-announcements (e.g. Home Assistant discovery) go here
+        self.connected_hooks: list[Callable[[], None]] = [on_connected] if on_connected else []
         self._online = online
         self._offline = offline
         self._v5 = settings.protocol == "5"
@@ -235,7 +237,7 @@ class MqttTransport:
         self.counters.connects += 1
         self._backoff.reset()
         _log.info("mqtt.connected", session_present=bool(flags.session_present), client_id=self.client_id)
-        for topic in self.subscriptions:
+        for topic in self.subscription_filters():
             options = SubscribeOptions(qos=1) if self._v5 else None
             if options is not None:
                 client.subscribe(topic, options=options)
@@ -243,8 +245,15 @@ class MqttTransport:
                 client.subscribe(topic, qos=1)
         self.publish(self.status_topic, self._online, qos=1, retain=True)
         self._connected.set()
-        if self._on_connected is not None:
-            self._on_connected()
+        for hook in list(self.connected_hooks):
+            hook()
+
+    def subscription_filters(self) -> list[str]:
+        """The filters sent to the broker: ``$share/<group>/...`` when a shared group is set."""
+        group = self.settings.shared_group
+        if group is None:
+            return list(self.subscriptions)
+        return [f"$share/{group}/{topic}" for topic in self.subscriptions]
 
     def _refused(self, reason: ReasonCode) -> None:
         self.counters.connect_refused += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from firmware_tools.data import intent_lexicon as lx
+from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 from firmware_tools.data.intents import _G, _GLOBAL, _HERE, _num, _pct_text, _pct_value, number_words
 
@@ -217,7 +218,7 @@ _STATES_COMMON: dict[str, tuple[tuple[str, str], ...]] = {
     "fan": (("on", "on"), ("off", "off"), ("running", "on"), ("spinning", "on")),
     "cover": (("open", "open"), ("closed", "closed"), ("opened", "open"), ("shut", "closed"), ("down", "closed"),
               ("up", "open")),
-    "lock": (("locked", "locked"), ("unlocked", "unlocked"), ("open", "unlocked"), ("secured", "locked")),
+    "lock": (("locked", "locked"), ("unlocked", "unlocked"), ("open", "open"), ("secured", "locked")),
     "person": (("home", "home"), ("at home", "home"), ("away", "not_home"), ("out", "not_home"),
                ("not home", "not_home")),
 }
@@ -236,13 +237,42 @@ def _state_for_entity(g: _G, domain: str, dc: str | None) -> tuple[str, str]:
     return value, word
 
 
+def get_state_implied(g: _G) -> Result:
+    """Binary sensors named only by their state or a bare class word ("which devices are connected?")."""
+    r = g.rng.random()
+    if r < 0.55:
+        word = g.choice(list(STATE_CLASSES))
+        dc = STATE_CLASSES[word]
+        value = "off" if word in BINARY_CLASSES[dc][2] else "on"
+        s = lambda: g.word(word, "state", state=value, domain="binary_sensor", device_class=dc)  # noqa: E731
+        t = ("(are|is) (any|all) [of the] (devices|things|sensors|gadgets) {s} {w} ?", "(which|what) (devices|things|sensors) are {s} {w} ?",
+             "how many (devices|things|sensors) are {s} {w} ?", "is (anything|something|everything) {s} {w} ?",
+             "(tell me|check) (if|whether) anything is {s} {w}", "is the {a} {s} ?", "(are|is) there (any|some) (devices|things) {s} {w} ?",
+             "do i have (any|some) (devices|things) {s} {w} ?", "anything {s} {w} ?")
+        return _run(g, "HassGetState", t, s=s, w=lambda: _where(g), a=g.area)
+    if r < 0.9:
+        dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
+        bare = [w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w]
+        c = lambda: g.word(g.choice(bare or list(BINARY_CLASSES[dc][0])), "device_class",  # noqa: E731
+                           domain="binary_sensor", device_class=dc, state="on")
+        d = lambda: g.word("detected", "state", state="on")  # noqa: E731
+        t = ("is there (any|some) {c} {w} ?", "is (any|some) {c} {d} {w} ?", "is {c} {d} {w} ?", "(do|did) you (detect|notice) (any|some) {c} {w} ?",
+             "(any|is there) {c} {w} ?", "has (any|some) {c} been {d} {w} ?", "is there (any|some) {c} {d} {w} ?")
+        return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
+    s = lambda: g.word("detected", "state", state="on", domain="binary_sensor", device_class="light")  # noqa: E731
+    lw = lambda: g.word(g.choice(("lights", "light")), "domain")  # noqa: E731
+    return _run(g, "HassGetState", ("(are|is) (any|all) [the] {l} {s} ?", "(which|how many) {l} are {s} ?"), s=s, l=lw)
+
+
 def get_state_group(g: _G) -> Result:
     r = g.rng.random()
-    if r < 0.4:  # light / switch / fan / lock / cover groups with state
+    if r < 0.2:
+        return get_state_implied(g)
+    if r < 0.5:  # light / switch / fan / lock / cover groups with state
         domain = g.choice(["light", "light", "switch", "fan", "lock", "cover", "cover"])
         value, word = _state_for_entity(g, domain, None)
         d = _cover_dc(g) if domain == "cover" else _dom(g, domain)
-    elif r < 0.85:  # binary sensor groups
+    elif r < 0.88:  # binary sensor groups
         dc = g.choice(list(lx.BINARY_CLASSES))
         value, word = _state_for_entity(g, "binary_sensor", dc)
         words = lx.BINARY_CLASSES[dc][0]

@@ -14,12 +14,14 @@ LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=11;endline=11;md5=3358005787
 
 # The layer lives in the edge-agent repository (yocto/meta-edge-agent), so the recipe builds the
 # checkout the layer came from: layer and source are versioned together and nothing is fetched.
-# A bbappend may point EDGE_AGENT_SRC at another checkout of the same version.
-EDGE_AGENT_SRC := "${@os.path.normpath(os.path.join(d.getVar('THISDIR'), '../../../..'))}"
-SRC_URI = "file://${EDGE_AGENT_SRC}/pyproject.toml;subdir=${BP} \
-           file://${EDGE_AGENT_SRC}/README.md;subdir=${BP} \
-           file://${EDGE_AGENT_SRC}/edge_agent;subdir=${BP} \
-           file://${EDGE_AGENT_SRC}/configs/default.yaml;subdir=${BP} \
+# The repository root is added to the file search path here, in the recipe, because that is
+# where the sources are (not a bbappend overriding someone else's files).
+# nooelint: oelint.vars.fileextrapaths,oelint.vars.outofcontext
+FILESEXTRAPATHS:prepend := "${THISDIR}/../../../..:"
+SRC_URI = "file://pyproject.toml;subdir=${BP} \
+           file://README.md;subdir=${BP} \
+           file://edge_agent;subdir=${BP} \
+           file://configs/default.yaml;subdir=${BP} \
            file://edge-agent.service \
            "
 S = "${WORKDIR}/${BP}"
@@ -56,5 +58,5 @@ do_install:append() {
     install -d ${D}${systemd_system_unitdir}
     install -m 0644 ${WORKDIR}/edge-agent.service ${D}${systemd_system_unitdir}/edge-agent.service
     install -d ${D}${sysconfdir}/edge-agent/credentials
-    install -m 0644 ${S}/default.yaml ${D}${sysconfdir}/edge-agent/config.yaml
+    install -m 0644 ${S}/configs/default.yaml ${D}${sysconfdir}/edge-agent/config.yaml
 }

@@ -1,0 +1,272 @@
+"""Publish-to-intent latency through a real mosquitto, with the agent pinned to one core.
+
+    .venv/bin/python bench/e2e_latency.py [--rates 50 200 1000] [--seconds 10] [--burst 5000]
+
+Starts a private mosquitto on a free loopback port and ``edge-agent run`` (default bundle) as a
+subprocess under ``taskset -c <agent-cpu>``; this process (publisher + subscriber) and the broker
+run on the other CPUs. For each rate it publishes transcripts (QoS 1, unique ids) on a fixed
+schedule and records, per id, the time from publish to the intent's arrival. Then it publishes a
+burst as fast as it can to find the throughput ceiling. Prints a table, writes
+``bench/out/e2e_latency.json`` and a latency CDF ``bench/out/e2e_latency_cdf.png`` (needs matplotlib:
+``pip install matplotlib``; without it the PNG is skipped and says so).
+Target at 200 msg/s: p50 <= 3 ms, p99 <= 15 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+import yaml
+from paho.mqtt.enums import CallbackAPIVersion
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from edge_agent.demo.broker import Mosquitto  # noqa: E402
+from edge_agent.pipeline.stats import percentiles  # noqa: E402
+
+SITE = "bench"
+TEXTS = [
+    "turn on the kitchen light",
+    "set the bedroom blinds to forty percent",
+    "what is the temperature in the hallway",
+    "start the vacuum",
+    "add coffee to the shopping list",
+    "set a timer for five minutes",
+    "pause the music in the living room",
+    "who won the match yesterday",
+]
+
+
+class Probe:
+    """Publishes transcripts and records publish -> intent latencies by id."""
+
+    def __init__(self, port: int) -> None:
+        self.sent: dict[str, float] = {}
+        self.latency_ms: dict[str, float] = {}
+        self.agent_ms: dict[str, float] = {}  # the agent's own receipt -> result time
+        self.lock = threading.Lock()
+        self.done = threading.Condition(self.lock)
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-probe", protocol=paho.MQTTv5)
+        self.client.max_inflight_messages_set(1000)
+        self.client.on_message = self._on_intent
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_a: subscribed.set()
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        self.client.subscribe(f"edge/{SITE}/intent", qos=1)
+        if not subscribed.wait(10):
+            raise SystemExit("bench: no SUBACK from the broker")
+
+    def _on_intent(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
+        now = time.perf_counter()
+        data = json.loads(msg.payload)
+        ident = data["id"]
+        with self.lock:
+            self.agent_ms[ident] = float(data["latency_ms"])
+            started = self.sent.get(ident)
+            if started is not None and ident not in self.latency_ms:
+                self.latency_ms[ident] = (now - started) * 1000.0
+                self.done.notify_all()
+
+    def send(self, ident: str, text: str) -> None:
+        payload = json.dumps({"text": text, "id": ident})
+        with self.lock:
+            self.sent[ident] = time.perf_counter()
+        self.client.publish(f"edge/{SITE}/transcript", payload, qos=1)
+
+    def wait_all(self, ids: list[str], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while not all(i in self.latency_ms for i in ids):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.done.wait(left)
+        return True
+
+
+def run_rate(probe: Probe, rate: float, seconds: float, tag: str) -> dict[str, Any]:
+    count = int(rate * seconds)
+    ids = [f"{tag}-{i}" for i in range(count)]
+    start = time.perf_counter()
+    for i, ident in enumerate(ids):
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        probe.send(ident, TEXTS[i % len(TEXTS)])
+    complete = probe.wait_all(ids, timeout=60)
+    values = [probe.latency_ms[i] for i in ids if i in probe.latency_ms]
+    stats = percentiles(values)
+    inside = percentiles([probe.agent_ms[i] for i in ids if i in probe.agent_ms])
+    return {"rate": rate, "sent": count, "answered": len(values), "complete": complete, **stats,
+            "agent_p50": inside["p50"], "agent_p99": inside["p99"],
+            "max": round(max(values), 3) if values else 0.0, "values": values}
+
+
+def broker_baseline(port: int, rate: float, count: int) -> dict[str, float]:
+    """Publish -> receive through mosquitto alone (no agent): the floor under every figure above."""
+    seen: dict[int, float] = {}
+    sent: dict[int, float] = {}
+    done = threading.Event()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-baseline", protocol=paho.MQTTv5)
+
+    def on_message(_c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
+        seen[int(msg.payload)] = time.perf_counter()
+        if len(seen) == count:
+            done.set()
+
+    client.on_message = on_message
+    client.connect("127.0.0.1", port)
+    client.subscribe("bench/echo", qos=1)
+    client.loop_start()
+    time.sleep(0.3)
+    start = time.perf_counter()
+    for i in range(count):
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        sent[i] = time.perf_counter()
+        client.publish("bench/echo", str(i), qos=1)
+    done.wait(30)
+    client.disconnect()
+    client.loop_stop()
+    return percentiles([(seen[i] - sent[i]) * 1000 for i in seen])
+
+
+def run_burst(probe: Probe, count: int) -> dict[str, Any]:
+    ids = [f"burst-{i}" for i in range(count)]
+    start = time.perf_counter()
+    for i, ident in enumerate(ids):
+        probe.send(ident, TEXTS[i % len(TEXTS)])
+    complete = probe.wait_all(ids, timeout=120)
+    with probe.lock:
+        last = max(probe.sent[i] + probe.latency_ms[i] / 1000 for i in ids if i in probe.latency_ms)
+    answered = sum(1 for i in ids if i in probe.latency_ms)
+    return {"sent": count, "answered": answered, "complete": complete,
+            "throughput_msg_s": round(answered / (last - start), 1)}
+
+
+def start_agent(port: int, workdir: Path, cpu: int) -> subprocess.Popen[bytes]:
+    config = {
+        "site_id": SITE,
+        "mqtt": {"port": port, "max_inflight": 1000},
+        "pipeline": {"stats_interval_s": 0, "queue_size": 1024},
+        "home": {"areas": ["Kitchen", "Bedroom", "Hallway", "Living Room"],
+                 "entities": [{"name": "Kitchen Light", "domain": "light", "area": "Kitchen"},
+                              {"name": "Blinds", "domain": "cover", "area": "Bedroom"},
+                              {"name": "Vacuum", "domain": "vacuum"}],
+                 "lists": ["Shopping List"]},
+    }
+    path = workdir / "agent.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    command = [sys.executable, "-m", "edge_agent", "run", "--config", str(path)]
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", str(cpu), *command]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    log = (workdir / "agent.log").open("wb")
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+
+
+def wait_online(port: int, timeout: float = 60) -> None:
+    got = threading.Event()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-status", protocol=paho.MQTTv5)
+    client.on_message = lambda _c, _u, m: got.set() if m.payload == b"online" else None
+    client.connect("127.0.0.1", port)
+    client.subscribe(f"edge/{SITE}/status", qos=1)
+    client.loop_start()
+    ok = got.wait(timeout)
+    client.disconnect()
+    client.loop_stop()
+    if not ok:
+        raise SystemExit("bench: the agent did not come online")
+
+
+def write_cdf(results: list[dict[str, Any]], out: Path) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib not installed: no PNG (pip install matplotlib)"
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for result in results:
+        values = sorted(result["values"])
+        if not values:
+            continue
+        ys = [(i + 1) / len(values) for i in range(len(values))]
+        ax.plot(values, ys, label=f"{result['rate']:g} msg/s (p99 {result['p99']:.2f} ms)")
+    ax.set_xscale("log")
+    ax.set_xlabel("publish -> intent latency (ms, log scale)")
+    ax.set_ylabel("fraction of transcripts")
+    ax.axvline(3, color="grey", linestyle=":", linewidth=1)
+    ax.axvline(15, color="grey", linestyle="--", linewidth=1)
+    ax.set_title("edge-agent end-to-end latency through mosquitto (agent on one core)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    return str(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rates", type=float, nargs="+", default=[50, 200, 1000])
+    parser.add_argument("--seconds", type=float, default=10.0, help="duration of each rate")
+    parser.add_argument("--burst", type=int, default=5000, help="messages of the throughput burst")
+    parser.add_argument("--agent-cpu", type=int, default=(os.cpu_count() or 1) - 1)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    others = set(os.sched_getaffinity(0)) - {args.agent_cpu}
+    if others:
+        os.sched_setaffinity(0, others)  # keep the load generator off the agent's core
+    workdir = Path(tempfile.mkdtemp(prefix="edge-bench-"))
+    broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000",
+                        "max_inflight_messages 0"], workdir=workdir).start()
+    agent = start_agent(broker.port, workdir, args.agent_cpu)
+    try:
+        wait_online(broker.port)
+        probe = Probe(broker.port)
+        run_rate(probe, 50, 2, "warmup")
+        results = [run_rate(probe, rate, args.seconds, f"r{rate:g}") for rate in args.rates]
+        burst = run_burst(probe, args.burst)
+        baseline = broker_baseline(broker.port, 200, int(200 * min(args.seconds, 5)))
+    finally:
+        agent.terminate()
+        agent.wait(30)
+        broker.close()
+    print(f"agent pinned to CPU {args.agent_cpu}; {args.seconds:g} s per rate; QoS 1 both ways")
+    print(f"{'rate msg/s':>10} {'sent':>6} {'answered':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+          f"{'max ms':>8} {'agent p50':>10} {'agent p99':>10}")
+    for r in results:
+        print(f"{r['rate']:>10g} {r['sent']:>6} {r['answered']:>9} {r['p50']:>8.3f} {r['p95']:>8.3f} "
+              f"{r['p99']:>8.3f} {r['max']:>8.3f} {r['agent_p50']:>10.3f} {r['agent_p99']:>10.3f}")
+    print(f"broker alone (no agent), 200 msg/s: p50 {baseline['p50']:.3f} ms, p95 {baseline['p95']:.3f} ms, "
+          f"p99 {baseline['p99']:.3f} ms")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"throughput ceiling: {burst['throughput_msg_s']} msg/s "
+          f"({burst['answered']}/{burst['sent']} answered in a burst)")
+    png = write_cdf(results, args.out / "e2e_latency_cdf.png")
+    print(f"CDF: {png}")
+    summary = {"results": [{k: v for k, v in r.items() if k != "values"} for r in results], "burst": burst,
+               "broker_baseline_200": baseline, "loadavg": os.getloadavg()[0]}
+    (args.out / "e2e_latency.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return 0 if all(r["complete"] for r in results) and burst["complete"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,204 @@
+"""Throughput of the log path (parse + template + label + windows, ``LogService.ingest``) against
+drain3 alone with the same masking, on the same lines in the same run; and a PNG of lines/s
+against the number of templates known.
+
+Run it on one core, as the issue asks::
+
+    taskset -c 0 .venv/bin/python bench/logs_throughput.py [--data ../shared/eval/logs] [--rounds 3]
+        [--png bench/logs_throughput.png] [--no-model]
+
+Ratio: the raw ``*_2k.log`` lines of every loghub system in ``--data``, system after system, fed
+in chunks of 2000, from an empty state. Curve: the first 500 lines of each system, measured after
+preloading N synthetic templates (letters-only words, so they stay distinct templates). The first round of our path includes the
+model's one run per new template (the bundle in edge_agent/models/default, when installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "logs"
+CHUNK = 2000
+
+
+def load_lines(data: Path) -> list[tuple[str, list[str]]]:
+    out = []
+    for d in sorted(p for p in data.iterdir() if (p / f"{p.name}_2k.log").exists()):
+        raw = (d / f"{d.name}_2k.log").read_bytes().decode("utf-8", "replace").splitlines()
+        out.append((d.name, raw))
+    return out
+
+
+def run_drain3(systems: list[tuple[str, list[str]]]) -> tuple[float, list[tuple[int, float]]]:
+    """drain3's Drain with our masking on the raw lines: (seconds, [(templates, lines/s) per chunk])."""
+    from drain3.drain import Drain
+
+    from edge_agent.logs.masking import mask
+
+    drain = Drain(depth=4, sim_th=0.4, max_children=100)
+    points = []
+    total = 0.0
+    for _, lines in systems:
+        for i in range(0, len(lines), CHUNK):
+            chunk = lines[i : i + CHUNK]
+            t0 = time.perf_counter()
+            for line in chunk:
+                drain.add_log_message(" ".join(mask(line)))
+            dt = time.perf_counter() - t0
+            total += dt
+            points.append((len(drain.id_to_cluster), len(chunk) / dt))
+    return total, points
+
+
+def run_service(systems: list[tuple[str, list[str]]], model: Any) -> tuple[float, list[tuple[int, float]], int]:
+    """LogService.ingest (classify + summarize): (seconds, points, messages produced)."""
+    from edge_agent.logs.config import LogsConfig
+    from edge_agent.logs.records import RawLine
+    from edge_agent.logs.service import LogService
+
+    svc = LogService(model=model, config=LogsConfig(window_lines=1000, window_s=60))
+    points = []
+    total = 0.0
+    produced = 0
+    now = 0.0
+    for name, lines in systems:
+        raw = [RawLine(line) for line in lines]
+        for i in range(0, len(raw), CHUNK):
+            chunk = raw[i : i + CHUNK]
+            t0 = time.perf_counter()
+            produced += len(svc.ingest(name, chunk, now))
+            dt = time.perf_counter() - t0
+            total += dt
+            now += 1.0
+            points.append((len(svc.miner), len(chunk) / dt))
+    return total, points, produced
+
+
+def _code(k: int) -> str:
+    """A letters-only word for k (digits would be masked as parameters)."""
+    out = ""
+    for _ in range(4):
+        k, r = divmod(k, 26)
+        out += chr(ord("a") + r)
+    return out
+
+
+def synthetic(n: int) -> list[str]:
+    """n lines of n distinct templates (distinct words in most positions)."""
+    return [
+        f"{_code(k)} {_code(k + 911)} {_code(3 * k + 5)} {_code(7 * k + 1)} status {_code(k + 40000)}"
+        for k in range(n)
+    ]
+
+
+def curve(systems: list[tuple[str, list[str]]], model: Any, sizes: list[int]) -> dict[str, list[tuple[int, float]]]:
+    """lines/s on the same lines after preloading N synthetic templates, for each N."""
+    from drain3.drain import Drain
+
+    from edge_agent.logs.config import LogsConfig
+    from edge_agent.logs.masking import mask
+    from edge_agent.logs.records import RawLine
+    from edge_agent.logs.service import LogService
+
+    lines = [line for _, ls in systems for line in ls[:500]]
+    raw = [RawLine(line) for line in lines]
+    out: dict[str, list[tuple[int, float]]] = {"drain3": [], "ours": []}
+    for size in sizes:
+        pre = synthetic(size)
+        drain = Drain(depth=4, sim_th=0.4, max_children=100)
+        for line in pre:
+            drain.add_log_message(" ".join(mask(line)))
+        known = len(drain.id_to_cluster)
+        gc.collect()
+        t0 = time.perf_counter()
+        for line in lines:
+            drain.add_log_message(" ".join(mask(line)))
+        out["drain3"].append((known, len(lines) / (time.perf_counter() - t0)))
+
+        svc = LogService(model=model, config=LogsConfig(window_lines=1000, max_templates=1_000_000))
+        svc.ingest("pre", [RawLine(line) for line in pre], 0.0)
+        known = len(svc.miner)
+        gc.collect()
+        t0 = time.perf_counter()
+        for i in range(0, len(raw), CHUNK):
+            svc.ingest("bench", raw[i : i + CHUNK], 1.0)
+        out["ours"].append((known, len(lines) / (time.perf_counter() - t0)))
+        print(f"  preloaded {size:>6}: drain3 {out['drain3'][-1][1]:>8,.0f} lines/s "
+              f"({out['drain3'][-1][0]} templates), ours {out['ours'][-1][1]:>8,.0f} lines/s "
+              f"({known} templates)")
+    return out
+
+
+def load_model(no_model: bool) -> Any:
+    if no_model:
+        return None
+    from edge_agent.runtime.bundle import default_bundle_path, load_bundle
+    from edge_agent.runtime.model import Model
+
+    path = default_bundle_path()
+    if not (path / "manifest.json").exists():
+        print("no model bundle installed: labels from keyword rules")
+        return None
+    return Model(load_bundle(path), threads=1)
+
+
+def plot(png: Path, points: dict[str, list[tuple[int, float]]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = {"drain3": "drain3 alone, same masking", "ours": "edge-agent classify + summarize"}
+    for key, marker in (("drain3", "o-"), ("ours", "s-")):
+        pts = points[key]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, label=names[key])
+    ax.set_xlabel("templates known before the measured lines")
+    ax.set_ylabel("lines / s (one core)")
+    ax.set_title("Log path throughput vs template count (6.5k loghub raw lines)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    print(f"wrote {png}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--rounds", type=int, default=3, help="best of N runs of each path")
+    ap.add_argument("--png", type=Path, default=Path(__file__).resolve().parent / "logs_throughput.png")
+    ap.add_argument("--no-model", action="store_true", help="keyword labels instead of the bundle")
+    ap.add_argument("--sizes", default="0,1000,2000,4000,8000", help="templates preloaded for the curve")
+    args = ap.parse_args()
+    systems = load_lines(args.data)
+    n = sum(len(lines) for _, lines in systems)
+    model = load_model(args.no_model)
+    best_base = best_ours = float("inf")
+    produced = 0
+    for _ in range(args.rounds):  # interleaved, so both see the same machine load
+        gc.collect()
+        t, _pts = run_drain3(systems)
+        best_base = min(best_base, t)
+        gc.collect()
+        t, _pts, produced = run_service(systems, model)
+        best_ours = min(best_ours, t)
+    print(f"lines: {n} ({len(systems)} systems), best of {args.rounds}")
+    print(f"drain3 alone (same masking): {n / best_base:,.0f} lines/s")
+    print(f"classify + summarize:        {n / best_ours:,.0f} lines/s  ({produced} summaries/alerts)")
+    print(f"ratio: {best_base / best_ours:.2f}x  (target >= 0.7x)")
+    print("lines/s against templates known:")
+    plot(args.png, curve(systems, model, [int(x) for x in args.sizes.split(",") if x]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+# Shared by demo.sh and test.sh: a virtual environment with the package, and mosquitto.
+# shellcheck shell=bash
+
+VENV=${EDGE_AGENT_VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+ensure_venv() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "==> creating virtual environment $VENV" >&2
+        "$PYTHON" -m venv "$VENV"
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+    fi
+}
+
+# install_package EXTRA [FALLBACK_EXTRA]: editable install of this checkout with an extra
+install_package() {
+    echo "==> installing edge-agent[$1] into $VENV" >&2
+    if ! "$VENV/bin/python" -m pip install -q -e ".[$1]"; then
+        if [ -n "${2:-}" ]; then
+            echo "==> [$1] failed on this platform; trying [$2]" >&2
+            "$VENV/bin/python" -m pip install -q -e ".[$2]"
+        else
+            return 1
+        fi
+    fi
+}
+
+ensure_mosquitto() {
+    if command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; then
+        return 0
+    fi
+    echo "==> installing mosquitto with apt-get (the agent only ever uses a private instance)" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "mosquitto is missing and apt-get is not available: install mosquitto with your package manager" >&2
+        return 1
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq mosquitto mosquitto-clients >/dev/null
+}

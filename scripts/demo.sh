@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the agent end to end on this machine: a virtual environment with the package (tflite-runtime,
+# or ai-edge-litert where no tflite-runtime wheel exists), mosquitto (apt-get when missing), then
+# `edge-agent demo`: a private broker on loopback, the default bundle, sample transcripts and logs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/_env.sh
+ensure_venv
+# install when the package's dependencies or an inference backend are missing
+if ! "$VENV/bin/python" - >/dev/null 2>&1 <<'PY'
+import importlib.util as u, sys
+need = ("paho", "yaml", "pydantic", "structlog", "orjson", "numpy", "sentencepiece", "drain3")
+ok = all(u.find_spec(m) for m in need) and (u.find_spec("tflite_runtime") or u.find_spec("ai_edge_litert"))
+sys.exit(0 if ok else 1)
+PY
+then
+    install_package tflite litert
+fi
+ensure_mosquitto
+exec "$VENV/bin/python" -m edge_agent demo "$@"

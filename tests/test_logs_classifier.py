@@ -1,0 +1,62 @@
+"""LineClassifier with the real shipped bundle (real tokenizer, real TFLite interpreter): one
+model run per template, labels from the manifest's inventories, per-line parameter rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from edge_agent.logs.classifier import LineClassifier
+from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from edge_agent.runtime.bundle import default_bundle_path, load_bundle
+from edge_agent.runtime.model import Model
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[Model]:
+    m = Model(load_bundle(default_bundle_path()), backend="auto", threads=1)
+    yield m
+    m.close()
+
+
+LINES = [
+    "Feb  3 04:00:0{i} gw wpa_supplicant[61{i}]: wlan0: CTRL-EVENT-CONNECTED - "
+    "Connection to 00:11:22:33:44:5{i} completed",
+    "Feb  3 04:00:0{i} gw systemd[1]: Started Modbus bridge instance {i}.",
+    "Feb  3 04:00:0{i} gw kernel: mmc0: error -110 whilst initialising SD card, retry {i}",
+]
+
+
+def test_model_runs_once_per_template(model: Model) -> None:
+    clf = LineClassifier(model)
+    lines = [t.format(i=i) for i in range(8) for t in LINES]
+    labels = clf.classify(lines)
+    assert len(labels) == len(lines)
+    assert clf.model_runs == len(clf.miner) == len(LINES)
+    for label in labels:
+        assert label.severity in SEVERITIES and label.category in CATEGORIES
+        assert 0.0 <= label.score <= 1.0
+    again = clf.classify([LINES[0].format(i=9)])
+    assert clf.model_runs == len(LINES)  # cached
+    assert again[0] == labels[0]
+
+
+def test_parameter_changes_meaning_of_a_cached_template(model: Model) -> None:
+    clf = LineClassifier(model)
+    ok, bad = clf.classify(["pump-2 exited with code 0", "pump-2 exited with code 137"])
+    assert clf.model_runs == 1
+    assert bad.anomaly and bad.score >= 0.7 and bad.score > ok.score
+
+
+def test_source_level_wins_for_severity(model: Model) -> None:
+    clf = LineClassifier(model)
+    (label,) = clf.classify(['{"msg": "bridge restarted", "level": "notice"}'])
+    assert label.severity == "notice"
+
+
+def test_without_model_keyword_fallback() -> None:
+    clf = LineClassifier(None)
+    panic, calm = clf.classify(["Kernel panic - not syncing: VFS", "zigbee network formed on channel 15"])
+    assert panic.severity == "critical" and panic.anomaly
+    assert calm.severity == "info" and not calm.anomaly and calm.category == "wireless"
