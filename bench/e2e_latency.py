@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,13 @@ TEXTS = [
 ]
 
 
+def nodelay(client: paho.Client) -> None:
+    """The load generator must not add Nagle delays of its own either."""
+    sock = client.socket()
+    if sock is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class Probe:
     """Publishes transcripts and records publish -> intent latencies by id."""
 
@@ -64,6 +72,7 @@ class Probe:
         subscribed = threading.Event()
         self.client.on_subscribe = lambda *_a: subscribed.set()
         self.client.connect("127.0.0.1", port)
+        nodelay(self.client)
         self.client.loop_start()
         self.client.subscribe(f"edge/{SITE}/intent", qos=1)
         if not subscribed.wait(10):
@@ -130,6 +139,7 @@ def broker_baseline(port: int, rate: float, count: int) -> dict[str, float]:
 
     client.on_message = on_message
     client.connect("127.0.0.1", port)
+    nodelay(client)
     client.subscribe("bench/echo", qos=1)
     client.loop_start()
     time.sleep(0.3)
@@ -236,7 +246,7 @@ def main() -> int:
         os.sched_setaffinity(0, others)  # keep the load generator off the agent's core
     workdir = Path(tempfile.mkdtemp(prefix="edge-bench-"))
     broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000",
-                        "max_inflight_messages 0"], workdir=workdir).start()
+                        "max_inflight_messages 0", "set_tcp_nodelay true"], workdir=workdir).start()
     agent = start_agent(broker.port, workdir, args.agent_cpu)
     try:
         wait_online(broker.port)

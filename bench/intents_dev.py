@@ -165,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--top", type=int, default=15, help="how many top errors to list")
+    ap.add_argument("--dump", type=Path, help="write every dev record with its prediction (JSON lines) here")
     args = ap.parse_args(argv)
 
     dev = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -191,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ins_out = run_cli(ins_items, ins_home, args.bundle)
             oos_out = run_cli(oos_items, home_path, args.bundle)
 
+    if args.dump:
+        with args.dump.open("w", encoding="utf-8") as fh:
+            for rec, res in zip(dev, dev_out, strict=True):
+                fh.write(json.dumps({"expected": rec, "got": res}) + "\n")
     score = Score()
     for rec, res in zip(dev, dev_out, strict=True):
         expected = rec["intent"] if rec["intent"] in INTENTS else None

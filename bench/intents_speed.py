@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -46,14 +45,15 @@ def bench_cli(texts: list[str], home: Path, bundle: str | None, backend: str) ->
         cmd += ["--bundle", bundle]
     data = ("\n".join(texts) + "\n").encode()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
     out, _ = proc.communicate(data)
-    _, status, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (0, 0, None)
     wall = time.perf_counter() - t0
     n_out = len(out.splitlines())
     if n_out != len(texts):
         raise SystemExit(f"edge-agent intents gave {n_out} lines for {len(texts)} inputs")
-    rss_kb = usage.ru_maxrss if usage is not None else _children_maxrss()
+    rss_kb = _children_maxrss()  # the only child this script has started so far
     return wall / len(texts), rss_kb / 1024.0
 
 
@@ -63,7 +63,9 @@ def _children_maxrss() -> float:
     return float(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
-def bench_inprocess(texts: list[str], home: Path, bundle: str | None, backend: str, repeat: int) -> dict[str, float]:
+def bench_inprocess(
+    texts: list[str], home: Path, bundle: str | None, backend: str, repeat: int
+) -> dict[str, float]:
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
@@ -83,8 +85,12 @@ def bench_inprocess(texts: list[str], home: Path, bundle: str | None, backend: s
         for text in texts:
             rec.recognize([text])
     per_utt = (time.perf_counter() - t0) / (repeat * len(texts))
-    return {"invoke_median_ms": 1000 * statistics.median(invoke), "invoke_p95_ms": 1000 * _pct(invoke, 95),
-            "recognize_ms": 1000 * per_utt, "backend": model.backend.name}  # type: ignore[dict-item]
+    return {
+        "invoke_median_ms": 1000 * statistics.median(invoke),
+        "invoke_p95_ms": 1000 * _pct(invoke, 95),
+        "recognize_ms": 1000 * per_utt,
+        "backend": model.backend.name,
+    }  # type: ignore[dict-item]
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -98,7 +104,9 @@ def bench_hassil(texts: list[str], fixtures: dict[str, Any], repeat: int) -> flo
 
     intents = Intents.from_dict(get_intents("en"))  # type: ignore[arg-type]
     home = fixtures_to_home(fixtures)
-    names = [e["name"] for e in home["entities"]] + [a for e in home["entities"] for a in e.get("aliases", [])]
+    names = [e["name"] for e in home["entities"]] + [
+        a for e in home["entities"] for a in e.get("aliases", [])
+    ]
     slot_lists = {
         "name": TextSlotList.from_strings(names, name="name"),
         "area": TextSlotList.from_strings(home["areas"], name="area"),
@@ -129,8 +137,10 @@ def main() -> int:
     print(f"texts: {len(texts)} (dev set sentences), backend {inproc['backend']}, 1 thread")
     print(f"edge-agent intents, whole process: {1000 * cli_s:.3f} ms/utterance (batch wall / lines)")
     print(f"edge-agent recognizer in-process:  {inproc['recognize_ms']:.3f} ms/utterance")
-    print(f"model invoke (intent graph, batch 1): median {inproc['invoke_median_ms']:.3f} ms, "
-          f"p95 {inproc['invoke_p95_ms']:.3f} ms   (target <= 0.2 ms)")
+    print(
+        f"model invoke (intent graph, batch 1): median {inproc['invoke_median_ms']:.3f} ms, "
+        f"p95 {inproc['invoke_p95_ms']:.3f} ms   (target <= 0.2 ms)"
+    )
     print(f"edge-agent intents peak RSS: {rss:.1f} MB   (target <= 60 MB)")
     if not args.skip_hassil:
         hassil_s = bench_hassil(texts, fixtures, max(1, args.repeat // 3))

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import structlog
 
 from edge_agent.config import Config
+from edge_agent.ecosystem import Ecosystem
 from edge_agent.errors import EdgeAgentError
 from edge_agent.messages import status as status_msg
 from edge_agent.messages.topics import SiteTopics
@@ -126,6 +127,7 @@ class Agent:
             status_topic=status_msg.topic(self.topics),
             subscriptions=self.registry.subscriptions(),
             on_message=self._on_message,
+            on_connected=self._on_connected,
             online=status_msg.ONLINE,
             offline=status_msg.OFFLINE,
             receive_maximum=config.pipeline.queue_size,
@@ -139,16 +141,22 @@ class Agent:
     def _register(self, engines: Engines, dead: DeadLetters) -> None:
         """One line per input kind."""
         p = self.config.pipeline
-        intents = IntentHandler(
-            engines.recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max
-        )
-        self.registry.add(transcript_route(self.topics), intents)
+        eco = self.ecosystem = _ecosystem(self.config, self.topics, engines)
+        recognizer = eco.wrap_recognizer(engines.recognizer)
+        intents = IntentHandler(recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max)
+        self.registry.add(transcript_route(self.topics), eco.wrap_handler(intents))
+        eco.register(self.registry, recognizer, intents._lock)  # Hermes, control, Home Assistant
         if engines.log_service is not None:
             wait_s = p.log_batch_wait_ms / 1000
             logs = LogHandler(engines.log_service, self.topics, dead, p.log_batch_max, wait_s)
-            self.registry.add(logs_route(self.topics), logs)
+            self.registry.add(logs_route(self.topics), eco.wrap_handler(logs))
         else:
             self.registry.add(logs_route(self.topics), _NoLogService(dead))
+
+    def _on_connected(self) -> None:
+        """After every (re)connect (network thread, so nothing waits): re-announce to HA."""
+        for out in self.ecosystem.on_connected():
+            self.transport.publish(out.topic, out.payload, qos=out.qos, retain=out.retain)
 
     def _on_message(self, inbound: Any) -> None:
         if self._pipeline is not None:
@@ -157,6 +165,7 @@ class Agent:
     def start(self) -> None:
         self.pipeline.start()
         self.transport.start()
+        self.ecosystem.ready()  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
     def request_stop(self, *_args: object) -> None:
         self.stopping.set()
@@ -164,6 +173,7 @@ class Agent:
     def wait(self) -> int:
         """Block until a stop is requested or the transport fails for good; then shut down."""
         while not self.stopping.wait(0.2):
+            self.ecosystem.watchdog()
             if self.transport.fatal is not None:
                 _log.error("app.transport_failed", error=str(self.transport.fatal))
                 print(f"edge-agent: {self.transport.fatal}", file=sys.stderr)
@@ -176,6 +186,7 @@ class Agent:
     def shutdown(self) -> None:
         """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
         _log.info("app.stopping", queued=len(self.pipeline.queue))
+        self.ecosystem.stopping()
         self.transport.stop_accepting()
         timeout = self.config.pipeline.drain_timeout_s
         drained = self.pipeline.drain(timeout)
@@ -186,6 +197,24 @@ class Agent:
         self.pipeline.stop()
         self.transport.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
+
+
+def _ecosystem(config: Config, topics: SiteTopics, engines: Engines) -> Ecosystem:
+    """Hermes, Home Assistant, runtime control and sd_notify (each off unless configured)."""
+    from edge_agent.nlu.home import Home
+    from edge_agent.nlu.schema import INTENTS
+
+    recognizer = engines.recognizer
+
+    def apply_home(home: Home) -> None:
+        if hasattr(recognizer, "home"):
+            recognizer.home = home
+
+    return Ecosystem(
+        config, topics, intents=list(getattr(recognizer, "intents", INTENTS)), model_id=engines.model_id,
+        home=Home.from_dict(config.home.model_dump(exclude_none=True), source="config home"),
+        apply_home=apply_home,
+    )
 
 
 def run_agent(config: Config, engines: Engines | None = None) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
 
@@ -203,6 +204,11 @@ class Config(_Section):
     model: ModelConfig = Field(default_factory=lambda: ModelConfig.model_validate({}))
     pipeline: PipelineConfig = Field(default_factory=lambda: PipelineConfig.model_validate({}))
     logs: LogsConfig = Field(default_factory=lambda: LogsConfig.model_validate({}))
+    hermes: HermesConfig = Field(default_factory=lambda: HermesConfig.model_validate({}))
+    homeassistant: HomeAssistantConfig = Field(
+        default_factory=lambda: HomeAssistantConfig.model_validate({})
+    )
+    control: ControlConfig = Field(default_factory=lambda: ControlConfig.model_validate({}))
 
     @field_validator("site_id")
     @classmethod

@@ -6,15 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/_env.sh
 ensure_venv
-# install when the package's dependencies or an inference backend are missing
-if ! "$VENV/bin/python" - >/dev/null 2>&1 <<'PY'
+if ! install_package tflite litert; then
+    # offline re-run: go on when everything the agent imports is already there
+    "$VENV/bin/python" - <<'PY' || { echo "installing edge-agent failed (see above)" >&2; exit 1; }
 import importlib.util as u, sys
-need = ("paho", "yaml", "pydantic", "structlog", "orjson", "numpy", "sentencepiece", "drain3")
+need = ("paho", "yaml", "pydantic", "structlog", "orjson", "numpy", "sentencepiece", "drain3",
+        "google.protobuf")
 ok = all(u.find_spec(m) for m in need) and (u.find_spec("tflite_runtime") or u.find_spec("ai_edge_litert"))
 sys.exit(0 if ok else 1)
 PY
-then
-    install_package tflite litert
+    echo "==> could not install; using the packages already in $VENV" >&2
 fi
 ensure_mosquitto
 exec "$VENV/bin/python" -m edge_agent demo "$@"

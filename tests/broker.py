@@ -148,6 +148,7 @@ class TestBroker:
             f"acl_file {acl}",
             "persistence false",
             "max_queued_messages 100000",
+            "set_tcp_nodelay true",
             f"listener {self.tls_port} 127.0.0.1",
             f"cafile {self.certs.ca}",
             f"certfile {self.certs.server_cert}",

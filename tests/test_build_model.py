@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def _edge_fw(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "import sys; from firmware_tools.cli import main; sys.exit(main())", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=600, check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
     )
 
 

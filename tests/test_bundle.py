@@ -56,7 +56,9 @@ def test_wrong_hash_is_refused(bundle_copy: Path) -> None:
 def test_truncated_segment_is_refused(bundle_copy: Path) -> None:
     seg = bundle_copy / "intent_head.tflite"
     seg.write_bytes(seg.read_bytes()[:-100])
-    with pytest.raises(BundleError, match=r"intent_head\.tflite is \d+ bytes, manifest says \d+ \(truncated\?\)"):
+    with pytest.raises(
+        BundleError, match=r"intent_head\.tflite is \d+ bytes, manifest says \d+ \(truncated\?\)"
+    ):
         load_bundle(bundle_copy)
 
 
@@ -78,12 +80,12 @@ def test_segment_not_listed_is_refused(bundle_copy: Path) -> None:
     manifest = _manifest(bundle_copy)
     del manifest["files"]["logs_head.tflite"]
     (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(BundleError, match="not listed in manifest: logs_head.tflite"):
+    with pytest.raises(BundleError, match=r"not listed in manifest: logs_head\.tflite"):
         load_bundle(bundle_copy)
 
 
 def test_not_a_bundle(tmp_path: Path) -> None:
-    with pytest.raises(BundleError, match="has no manifest.json"):
+    with pytest.raises(BundleError, match=r"has no manifest\.json"):
         load_bundle(tmp_path)
     (tmp_path / MANIFEST).write_text("{not json")
     with pytest.raises(BundleError, match="cannot read manifest"):

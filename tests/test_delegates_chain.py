@@ -35,8 +35,10 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 def _ids(bundle: Bundle, n: int, seed: int = 3) -> np.ndarray:
-    return np.random.default_rng(seed).integers(1, 200, size=(n, bundle.manifest["tokenizer"]["max_len"])).astype(
-        np.int32
+    return (
+        np.random.default_rng(seed)
+        .integers(1, 200, size=(n, bundle.manifest["tokenizer"]["max_len"]))
+        .astype(np.int32)
     )
 
 
@@ -56,7 +58,9 @@ def test_failure_mid_run_loses_no_request_and_shows_in_stats(
     ids = _ids(bundle, 24)
     expected = _cpu_reference(bundle, backend, ids, residency)
     flaky = ExternalConfig(name="npu", library=str(libs["flaky"]), options={"fail_after": 40})
-    cfg = RuntimeConfig(backend=backend.name, residency=residency, max_batch=4, delegates=[flaky, CpuConfig()])
+    cfg = RuntimeConfig(
+        backend=backend.name, residency=residency, max_batch=4, delegates=[flaky, CpuConfig()]
+    )
     rt = open_runtime(bundle, cfg, backend=backend)
     try:
         assert rt.chain.active == "npu"
@@ -103,7 +107,9 @@ def test_reprobe_switches_back_when_the_device_returns(
     assert stats["backends"][0]["status"] == "active" and stats["backends"][1]["status"] == "standby"
 
 
-def test_periodic_reprobe_runs_in_background(backend: Backend, bundle: Bundle, libs: dict[str, Path], tmp_path: Path) -> None:
+def test_periodic_reprobe_runs_in_background(
+    backend: Backend, bundle: Bundle, libs: dict[str, Path], tmp_path: Path
+) -> None:
     unplugged = tmp_path / "unplugged"
     flaky = ExternalConfig(name="npu", library=str(libs["flaky"]), options={"fail_flag": str(unplugged)})
     cfg = RuntimeConfig(backend=backend.name, delegates=[flaky, CpuConfig()], reprobe_interval_s=0.01)
@@ -124,7 +130,9 @@ def test_periodic_reprobe_runs_in_background(backend: Backend, bundle: Bundle, l
         chain.close()
 
 
-def test_numerically_wrong_delegate_fails_warmup(backend: Backend, bundle: Bundle, libs: dict[str, Path]) -> None:
+def test_numerically_wrong_delegate_fails_warmup(
+    backend: Backend, bundle: Bundle, libs: dict[str, Path]
+) -> None:
     wrong = ExternalConfig(name="bad", library=str(libs["good"]), options={"bias": 5.0})
     cfg = RuntimeConfig(backend=backend.name, delegates=[wrong, CpuConfig()])
     chain = build_chain(bundle, cfg, backend=backend, background_reprobe=False)
@@ -136,7 +144,9 @@ def test_numerically_wrong_delegate_fails_warmup(backend: Backend, bundle: Bundl
         chain.close()
 
 
-def test_no_working_backend_raises_with_every_reason(backend: Backend, bundle: Bundle, libs: dict[str, Path]) -> None:
+def test_no_working_backend_raises_with_every_reason(
+    backend: Backend, bundle: Bundle, libs: dict[str, Path]
+) -> None:
     cfg = RuntimeConfig(
         backend=backend.name,
         delegates=[ExternalConfig(library=str(libs["null"])), {"kind": "edgetpu"}, CpuConfig()],

@@ -15,7 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run(stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "edge_agent", "intents", *args],
-        input=stdin, capture_output=True, cwd=ROOT, timeout=120, check=False,
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
     )
 
 
@@ -85,7 +89,9 @@ def test_both_backends_from_the_cli(backend: str) -> None:
 
 def test_home_file_is_used(tmp_path: Path) -> None:
     home = tmp_path / "home.yaml"
-    home.write_text("areas: [Kitchen, Bedroom]\nentities:\n  - {name: Ceiling Light, domain: light, area: Kitchen}\n")
+    home.write_text(
+        "areas: [Kitchen, Bedroom]\nentities:\n  - {name: Ceiling Light, domain: light, area: Kitchen}\n"
+    )
     proc = _run(b"turn on the ceiling light\n", "--home", str(home))
     assert proc.returncode == 0, proc.stderr.decode()
     _check_result(json.loads(proc.stdout))

@@ -18,7 +18,9 @@ def test_deterministic_from_seed() -> None:
 def test_labels_are_known_and_all_used() -> None:
     data = generate(1, 5000)
     assert {e.severity for e in data} <= set(SEVERITIES)
-    assert {e.category for e in data} == set(CATEGORIES) - {c for c in CATEGORIES if not any(ev.category == c for ev in EVENTS)}
+    assert {e.category for e in data} == set(CATEGORIES) - {
+        c for c in CATEGORIES if not any(ev.category == c for ev in EVENTS)
+    }
     assert {e.severity for e in data} == {ev.severity for ev in EVENTS}
     share = sum(e.anomaly for e in data) / len(data)
     assert 0.2 < share < 0.5

@@ -92,3 +92,15 @@ def test_state_is_plain_versioned_json() -> None:
 def test_bad_state_refused_with_reason(data: bytes) -> None:
     with pytest.raises(PayloadError):
         TemplateMiner.from_json(data)
+
+
+def test_restored_templates_keep_merging(tmp_path: Path) -> None:
+    """After a restart, variable words found before it still count toward a merge."""
+    miner = TemplateMiner()
+    line = "Mar  2 08:00:01 gw sshd[40]: Connection closed by authenticating user {u} [preauth]"
+    first = [miner.add(line.format(u=u)).template_id for u in USERS[:3]]
+    assert len(set(first)) == 3  # three words are not yet a variable
+    restored = TemplateMiner.from_json(miner.to_json())
+    fourth = restored.add(line.format(u=USERS[3])).template_id
+    assert {restored.canonical(t) for t in [*first, fourth]} == {min(first)}
+    assert restored.template(min(first)) == "Connection closed by authenticating user <*> [preauth]"

@@ -227,3 +227,11 @@ def test_stats_payload_matches_schema() -> None:
     )
     jsonschema.validate(orjson.loads(msg.payload()), load_schema("stats"))
     jsonschema.validate("online", load_schema("status"))
+
+
+def test_log_batch_kind_owns_its_topic() -> None:
+    topics = SiteTopics("edge", "s1")
+    batch = logs_msg.LogBatch.parse("kernel", b"a\nb")
+    assert (batch.source, [ln.text for ln in batch.lines]) == ("kernel", ["a", "b"])
+    assert logs_msg.LogBatch.topic(topics, "kernel") == "edge/s1/logs/kernel"
+    assert logs_msg.source_of(topics.relative(logs_msg.LogBatch.topic(topics, "kernel")) or []) == "kernel"

@@ -80,7 +80,12 @@ def test_output_shapes_follow_the_manifest(model: Model) -> None:
 
 def test_backends_agree_on_the_decision(bundle) -> None:  # type: ignore[no-untyped-def]
     a, b = Model(bundle, backend="litert"), Model(bundle, backend="tflite-runtime")
-    texts = ["turn on the lights in the kitchen", "pause the music", "tell me a joke", "set a timer for 5 minutes"]
+    texts = [
+        "turn on the lights in the kitchen",
+        "pause the music",
+        "tell me a joke",
+        "set a timer for 5 minutes",
+    ]
     ids = np.stack([a.tokenizer.encode(t).ids for t in texts])
     la, _ = a.run_intents(ids)
     lb, _ = b.run_intents(ids)

@@ -4,6 +4,7 @@ prefetches and evicts; queued requests share a segment load; synth-bundle makes 
 from __future__ import annotations
 
 import argparse
+import gc
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -49,13 +50,17 @@ def _ids(bundle: Bundle, n: int, seed: int = 5) -> np.ndarray:
 
 def _cached_pages(path: Path) -> int:
     """Pages of ``path`` in the page cache, read with util-linux fincore."""
-    out = subprocess.run(["fincore", "--noheadings", "--raw", "-o", "PAGES", str(path)], capture_output=True, text=True)
+    out = subprocess.run(
+        ["fincore", "--noheadings", "--raw", "-o", "PAGES", str(path)], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     return int(out.stdout.split()[0])
 
 
 @pytest.mark.parametrize("residency, budget", [("stream", 0.1), ("auto", 0.2), ("stream", None)])
-def test_streamed_outputs_equal_resident(bundle: Bundle, backend: Backend, residency: str, budget: float | None) -> None:
+def test_streamed_outputs_equal_resident(
+    bundle: Bundle, backend: Backend, residency: str, budget: float | None
+) -> None:
     ids = _ids(bundle, 3)
     resident = _executor(bundle, backend, "resident")
     other = _executor(bundle, backend, residency, weight_budget_mb=budget)
@@ -101,6 +106,7 @@ def test_plan_residency_rules() -> None:
 
 
 def test_drop_page_cache_evicts_released_segments(bundle: Bundle, backend: Backend) -> None:
+    gc.collect()  # interpreters of earlier tests would keep the file mapped (mapped pages stay cached)
     ex = _executor(bundle, backend, "stream", weight_budget_mb=0.1, drop_page_cache=True, prefetch=0)
     block = bundle.path / bundle.segments()["block_00"].file
     block.read_bytes()
@@ -173,7 +179,9 @@ def test_task_executor_plugs_into_model_contract(bundle: Bundle, backend: Backen
     q = BatchQueue(ex.run_many)
     ids = _ids(bundle, 2)
     want, _ = model.run_intents(ids)
-    got = np.concatenate([TaskExecutor(q, "intents").run({"ids": ids[i : i + 1]})["intent_logits"] for i in range(2)])
+    got = np.concatenate(
+        [TaskExecutor(q, "intents").run({"ids": ids[i : i + 1]})["intent_logits"] for i in range(2)]
+    )
     np.testing.assert_allclose(got, want, atol=1e-5)
     q.close()
     ex.close()

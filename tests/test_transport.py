@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import socket
 import threading
 import time
 from pathlib import Path
@@ -66,6 +67,9 @@ def test_round_trip_each_protocol_and_tls(
         transcript(client, site, "turn on the fan", "r1")
         [payload] = collect.wait_count(f"edge/{site}/intent", 1)
         assert json.loads(payload)["intent"] == "HassTurnOn"
+        sock = agent.transport._client.socket()
+        assert isinstance(sock, socket.socket)
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1  # no Nagle delays
         # acknowledged manually, once the intent's PUBACK came back (just after the intent reached us)
         assert eventually(lambda: agent.transport.counters.acked == 1)
     finally:
@@ -294,3 +298,31 @@ def test_shared_group_splits_inputs_between_agents(
     assert sorted(intent_ids(collect, site)) == sorted(ids)  # each input handled once
     handled = [a.pipeline.counters.get("out_intent") for a in agents]
     assert sum(handled) == len(ids) and min(handled) > 0  # and both members took a share
+
+
+def test_acknowledgements_go_out_in_arrival_order(broker: TestBroker, client: paho.Client, site: str) -> None:
+    section = broker.agent_mqtt()
+    settings = parse({"mqtt": section}).mqtt
+    settings._password = Path(section["password_file"]).read_text().strip()
+    received: list[Inbound] = []
+    transport = MqttTransport(
+        settings, client_id=unique("order-"), status_topic=f"edge/{site}/status",
+        subscriptions=[f"edge/{site}/transcript"], on_message=received.append,
+    )
+    transport.start()
+    try:
+        assert transport.wait_connected(10)
+        time.sleep(0.3)
+        for text in ("first", "second", "third"):
+            publish_wait(client, f"edge/{site}/transcript", text)
+        assert eventually(lambda: len(received) == 3)
+        first, second, third = received
+        transport.ack(third)  # settled out of order: held back
+        transport.ack(second)
+        assert transport.counters.acked == 0
+        assert transport.unacked_inputs() == 3
+        transport.ack(first)  # releases all three, in order
+        assert transport.counters.acked == 3
+        assert transport.unacked_inputs() == 0
+    finally:
+        transport.close(timeout=2)

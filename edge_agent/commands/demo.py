@@ -119,7 +119,7 @@ def _input_id(record: dict[str, Any]) -> str | None:
 def _demo(args: argparse.Namespace) -> int:
     configure_logging(level=logging.WARNING)
     try:
-        broker = Mosquitto(["allow_anonymous true", "persistence false"]).start()
+        broker = Mosquitto(["allow_anonymous true", "persistence false", "set_tcp_nodelay true"]).start()
     except BrokerError as exc:
         print(f"edge-agent demo: {exc}")
         return 1

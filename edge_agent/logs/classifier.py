@@ -103,8 +103,14 @@ _PERCENT = re.compile(
 )
 
 
+# any of the rules below needs one of these words or a percent sign
+_FLAG_WORDS = re.compile(r"temp|thermal|cpu|soc|core|board|heat|exit|status|rc|code|HTTP|err|%", re.I)
+
+
 def _param_flags(message: str, thresholds: tuple[float, float]) -> tuple[str, float, str | None] | None:
     """(severity, score, category) implied by a parameter value, or None."""
+    if _FLAG_WORDS.search(message) is None:
+        return None
     warn_c, crit_c = thresholds
     if _TEMP_CONTEXT.search(message):
         temps = [float(t) for t in _TEMP.findall(message)]

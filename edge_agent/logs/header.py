@@ -75,7 +75,17 @@ _DOTTED = re.compile(r"^[A-Za-z_][\w$-]*(?:\.[A-Za-z_$][\w$-]*){1,}$")
 _HOSTISH = re.compile(r"^[\w.-]*\d[\w.:@/-]*$|^[\w-]+(?:\.[\w-]+)+$")
 _UPPER = re.compile(r"^[A-Z][A-Z0-9_]{1,11}$")
 _MAX_HEADER_TOKENS = 14
-_MAX_BRACKET = 200
+_MAX_HEADER_CHARS = 1000
+# a bracket group (one nesting level, up to 200 characters) with an optional ":"/"," stuck to it,
+# a pipe, or a run of other non-blank characters
+_TOKEN = re.compile(
+    r"\[(?:[^\[\]]|\[[^\[\]]*\]){0,200}\][:,]?"
+    r"|\((?:[^()]|\([^()]*\)){0,200}\)[:,]?"
+    r"|<[^<>]{0,200}>[:,]?"
+    r"|\{[^{}]{0,200}\}[:,]?"
+    r"|\|"
+    r"|[^\s|]+"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,45 +109,11 @@ def _tokens(line: str, limit: int) -> list[_Tok]:
     """The first ``limit`` header tokens: whitespace-separated, bracket groups kept whole,
     ``a|b|c`` pipe fields split."""
     out: list[_Tok] = []
-    i, n = 0, len(line)
-    while i < n and len(out) < limit:
-        while i < n and line[i] in " \t":
-            i += 1
-        if i >= n:
+    for m in _TOKEN.finditer(line, 0, min(len(line), _MAX_HEADER_CHARS)):
+        out.append(_Tok(m.group(), m.start(), m.end()))
+        if len(out) >= limit:
             break
-        if line[i] in "[(<{":
-            end = _close_bracket(line, i)
-            if end > 0:
-                out.append(_Tok(line[i:end], i, end))
-                i = end
-                continue
-        j = i
-        while j < n and line[j] not in " \t|":
-            j += 1
-        if j == i:  # a pipe
-            j = i + 1
-        out.append(_Tok(line[i:j], i, j))
-        i = j
     return out
-
-
-def _close_bracket(line: str, i: int) -> int:
-    pairs = {"[": "]", "(": ")", "<": ">", "{": "}"}
-    opener, closer = line[i], pairs[line[i]]
-    depth = 0
-    stop = min(len(line), i + _MAX_BRACKET)
-    for j in range(i, stop):
-        c = line[j]
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                end = j + 1
-                if end < len(line) and line[end] in ":,":
-                    end += 1
-                return end
-    return -1
 
 
 def _level_of(tok: str, allow_letter: bool) -> str | None:

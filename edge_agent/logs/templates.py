@@ -28,6 +28,7 @@ MAX_CHILDREN = 100
 # templates equal but for one word merge into one with a parameter there once this many exist
 MERGE_AT = 4
 _HOLE = "\x00"
+_SEEN_MAX = 50_000
 # a merge may not leave a template with fewer constant tokens than this share of its length
 MIN_CONSTANT_SHARE = 0.5
 
@@ -76,7 +77,11 @@ class TemplateMiner:
         self._drain = self._new_drain()
         self._alias: dict[int, int] = {}
         self._skeletons: dict[tuple[str, ...], set[int]] = {}
-        self._by_len: dict[int, set[int]] = {}
+        # (length, position, token) -> ids of templates with that constant token there
+        self._postings: dict[tuple[int, int, str], set[int]] = {}
+        # masked message -> template id: templates only generalize (sim_th 1.0) and merged ids
+        # resolve through canonical(), so a message once matched keeps matching its template
+        self._seen: dict[str, int] = {}
 
     def _new_drain(self) -> _Drain:
         return _Drain(
@@ -97,9 +102,19 @@ class TemplateMiner:
         return self.add_tokens(mask(message))
 
     def add_tokens(self, tokens: list[str]) -> TemplateMatch:
-        cluster, change = self._drain.add_log_message(" ".join(tokens))
+        key = " ".join(tokens)
+        known = self._seen.get(key)
+        if known is not None:  # the same masked message again: no tree search
+            cluster = self._drain.id_to_cluster.get(self.canonical(known))
+            if cluster is not None:
+                cluster.size += 1
+                return TemplateMatch(cluster.cluster_id, " ".join(cluster.log_template_tokens), False)
+        cluster, change = self._drain.add_log_message(key)
         if change == "cluster_created":
             cluster = self._index_new(cluster)
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen[key] = cluster.cluster_id
         return TemplateMatch(
             cluster.cluster_id, " ".join(cluster.log_template_tokens), change == "cluster_created"
         )
@@ -121,17 +136,11 @@ class TemplateMiner:
         """Fold older templates the new one generalizes into it; remember its one-word-holed
         skeletons and merge siblings when enough share one."""
         tokens = cluster.log_template_tokens
-        same_len = self._by_len.setdefault(len(tokens), set())
-        if PARAM in tokens and _specific_enough(tokens):
-            covered = [
-                cid
-                for cid in same_len
-                if (old := self._drain.id_to_cluster.get(cid)) is not None
-                and all(t in (PARAM, o) for t, o in zip(tokens, old.log_template_tokens, strict=True))
-            ]
-            if covered:
-                cluster = self._fold(cluster, covered)
-        same_len.add(cluster.cluster_id)
+        covered = self._covered_by(tokens) if PARAM in tokens and _specific_enough(tokens) else []
+        if covered:
+            cluster = self._fold(cluster, covered)
+        else:
+            self._post(cluster, add=True)
         holes = self._holes(cluster.log_template_tokens)
         if not _specific_enough(cluster.log_template_tokens[1:]):
             holes = []  # one more parameter would leave too little
@@ -142,6 +151,34 @@ class TemplateMiner:
             if len(live) >= MERGE_AT:
                 return self._merge(sorted(live), pos)
         return cluster
+
+    def _covered_by(self, tokens: tuple[str, ...]) -> list[int]:
+        """Ids of templates equal to ``tokens`` wherever ``tokens`` is not a parameter."""
+        n = len(tokens)
+        lists = [self._postings.get((n, p, t)) for p, t in enumerate(tokens) if t != PARAM]
+        if not lists or any(ids is None for ids in lists):
+            return []
+        found: set[int] | None = None
+        for ids in sorted((ids for ids in lists if ids is not None), key=len):
+            found = set(ids) if found is None else found & ids
+            if not found:
+                return []
+        return [cid for cid in found or () if cid in self._drain.id_to_cluster]
+
+    def _post(self, cluster: LogCluster, *, add: bool) -> None:
+        tokens = cluster.log_template_tokens
+        n = len(tokens)
+        for p, t in enumerate(tokens):
+            if t == PARAM:
+                continue
+            if add:
+                self._postings.setdefault((n, p, t), set()).add(cluster.cluster_id)
+            else:
+                ids = self._postings.get((n, p, t))
+                if ids is not None:
+                    ids.discard(cluster.cluster_id)
+                    if not ids:
+                        del self._postings[(n, p, t)]
 
     def _fold(self, general: LogCluster, covered: list[int]) -> LogCluster:
         """Merge ``covered`` templates into the oldest of them, taking ``general``'s tokens."""
@@ -158,10 +195,12 @@ class TemplateMiner:
     def _unindex(self, cluster: LogCluster) -> None:
         for _, key in self._holes(cluster.log_template_tokens):
             self._skeletons.get(key, set()).discard(cluster.cluster_id)
+        self._post(cluster, add=False)
 
     def _reindex(self, cluster: LogCluster) -> None:
         for _, key in self._holes(cluster.log_template_tokens):
             self._skeletons.setdefault(key, set()).add(cluster.cluster_id)
+        self._post(cluster, add=True)
 
     def _absorb(self, keep: LogCluster, other: int) -> None:
         gone = self._drain.id_to_cluster.pop(other, None)
@@ -169,7 +208,6 @@ class TemplateMiner:
         if gone is None:
             return  # already evicted
         self._unindex(gone)
-        self._by_len.get(len(gone.log_template_tokens), set()).discard(other)
 
     def _merge(self, ids: list[int], pos: int) -> LogCluster:
         """Templates equal but at ``pos``: one template with a parameter there (oldest id)."""
@@ -182,7 +220,6 @@ class TemplateMiner:
             self._absorb(keep, other)
         self._drain.add_seq_to_prefix_tree(self._drain.root_node, keep)
         self._reindex(keep)
-        self._by_len.setdefault(len(tokens), set()).add(keep.cluster_id)
         return keep
 
     def match(self, line: str) -> TemplateMatch | None:
@@ -210,6 +247,7 @@ class TemplateMiner:
             "templates": [
                 {"id": c.cluster_id, "tokens": list(c.log_template_tokens), "count": c.size} for c in clusters
             ],
+            "aliases": {str(old): self.canonical(old) for old in sorted(self._alias)},
         }
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -232,7 +270,9 @@ class TemplateMiner:
                 cluster.size = int(item["count"])
                 drain.id_to_cluster[cluster.cluster_id] = cluster
                 drain.add_seq_to_prefix_tree(drain.root_node, cluster)
+                miner._reindex(cluster)
             drain.clusters_counter = max(int(doc["next_id"]), max(drain.id_to_cluster.keys(), default=0))
-        except (KeyError, TypeError, ValueError) as exc:
+            miner._alias = {int(k): int(v) for k, v in dict(doc.get("aliases", {})).items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PayloadError(f"template state is malformed: {exc}") from exc
         return miner

@@ -8,6 +8,7 @@ Payload, one of:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from edge_agent.errors import PayloadError
@@ -15,9 +16,10 @@ from edge_agent.logs.records import RawLine
 from edge_agent.messages._json import loads_object
 from edge_agent.messages.topics import SiteTopics, validate_level
 
-__all__ = ["MAX_LINES", "SUFFIX", "filter_topic", "parse_lines", "source_of"]
+__all__ = ["MAX_LINES", "SCHEMA", "SUFFIX", "LogBatch", "filter_topic", "parse_lines", "source_of"]
 
 SUFFIX = "logs"
+SCHEMA = "edge-agent/logs/1"
 MAX_LINES = 10_000
 
 
@@ -74,3 +76,27 @@ def _line(item: Any, index: int) -> RawLine:
     if level is not None and not isinstance(level, str):
         raise PayloadError(f"log entry {index}: 'level' must be a string")
     return RawLine(text=text, ts=None if ts is None else float(ts), level=level)
+
+
+@dataclass(frozen=True)
+class LogBatch:
+    """The lines of one logs message and the source its topic names (``logs/<source>``)."""
+
+    source: str
+    lines: tuple[RawLine, ...]
+
+    SUFFIX = SUFFIX
+    SCHEMA = SCHEMA
+
+    @staticmethod
+    def filter_topic(topics: SiteTopics) -> str:
+        return filter_topic(topics)
+
+    @staticmethod
+    def topic(topics: SiteTopics, source: str) -> str:
+        return topics.topic(SUFFIX, source)
+
+    @classmethod
+    def parse(cls, source: str, raw: bytes) -> LogBatch:
+        """Decode a payload; raises PayloadError naming what is wrong."""
+        return cls(source=source, lines=tuple(parse_lines(raw)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from edge_agent.messages.topics import SiteTopics
 
-__all__ = ["OFFLINE", "ONLINE", "SUFFIX", "topic"]
+__all__ = ["OFFLINE", "ONLINE", "SUFFIX", "Availability", "topic"]
 
 SUFFIX = "status"
 ONLINE = b"online"
@@ -18,3 +18,16 @@ OFFLINE = b"offline"
 
 def topic(topics: SiteTopics) -> str:
     return topics.topic(SUFFIX)
+
+
+class Availability:
+    """The availability message kind: retained ``online`` / ``offline`` on ``{prefix}/{site}/status``."""
+
+    SUFFIX = SUFFIX
+    ONLINE = ONLINE
+    OFFLINE = OFFLINE
+    RETAIN = True
+
+    @staticmethod
+    def topic(topics: SiteTopics) -> str:
+        return topic(topics)

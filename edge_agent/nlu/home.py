@@ -79,7 +79,9 @@ def _resolve(text: str, candidates: Mapping[str, str], fuzzy: bool = True) -> st
         return candidates[singular]
     if not fuzzy:
         return None
-    best = difflib.get_close_matches(key, list(candidates), n=1, cutoff=FUZZY_THRESHOLD)
+    # a misheard name keeps its first letter and roughly its length; partial names do not count
+    pool = [c for c in candidates if c[:1] == key[:1] and abs(len(c) - len(key)) <= max(2, len(key) // 6)]
+    best = difflib.get_close_matches(key, pool, n=1, cutoff=FUZZY_THRESHOLD)
     return candidates[best[0]] if best else None
 
 

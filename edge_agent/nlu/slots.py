@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from edge_agent.nlu import normalize as nz
-from edge_agent.nlu.home import Home, canonical_key
+from edge_agent.nlu.home import Entity, Home, canonical_key
 from edge_agent.nlu.result import SlotValue, Span
 
 __all__ = [
@@ -27,6 +27,8 @@ __all__ = [
     "MEDIA_CLASSES",
     "SENSOR_CLASSES",
     "build_slots",
+    "device_class_for",
+    "spoken_device_words",
     "is_global_request",
     "mentions_here",
 ]
@@ -35,7 +37,7 @@ __all__ = [
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("lights", "light", "lamps", "lamp", "lighting", "bulbs", "light bulbs", "lites", "bulb"),
     "switch": ("switches", "switch", "plugs", "outlets", "sockets", "smart plugs", "plug", "outlet", "socket"),
-    "fan": ("fans", "fan", "ceiling fans", "ceiling fan"),
+    "fan": ("fans", "fan"),
     "lock": ("locks", "lock", "doors", "door", "door locks", "door lock"),
     "media_player": ("tv", "speaker", "speakers", "media player", "music", "television", "media players"),
     "climate": ("thermostat", "heating", "ac", "air conditioning", "heat", "thermostats"),
@@ -89,7 +91,8 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
               ("without power", "unpowered", "powered off")),
     "running": (("run sensor", "running sensor"), ("running", "working"), ("stopped",)),
     "update": (("updates", "update"), ("available", "pending"), ("up to date", "installed")),
-    "problem": (("problem sensor", "fault sensor"), ("reporting a problem", "faulty"), ("ok", "fine")),
+    "problem": (("problem sensor", "fault sensor"), ("reporting a problem", "faulty", "problem", "problems", "issue",
+                                                     "issues", "a problem"), ("ok", "fine")),
     "vibration": (("vibration sensor", "vibration sensors"), ("vibrating", "shaking"), ("still",)),
     "sound": (("sound sensor", "sound sensors", "noise sensor", "noise", "sound"),
               ("detecting sound", "hearing something", "detected", "triggered"), ("quiet",)),
@@ -113,7 +116,8 @@ STATE_CLASSES: dict[str, str] = {
     "overheating": "heat", "too hot": "heat", "vibrating": "vibration", "shaking": "vibration",
     "occupied": "occupancy", "unoccupied": "occupancy", "tampered with": "tamper", "tampered": "tamper",
     "home": "presence", "at home": "presence", "present": "presence", "away": "presence", "unsafe": "safety",
-    "low": "battery", "running low": "battery",
+    "low": "battery", "running low": "battery", "problem": "problem", "problems": "problem", "issue": "problem",
+    "issues": "problem", "a problem": "problem",
 }
 
 # numeric sensor classes: (spoken class words, typical entity-name nouns)
@@ -178,9 +182,15 @@ _TIMER_INTENTS = frozenset({
 _HERE = re.compile(r"\b(here|this room|this space|where i am|around me|the room)\b", re.IGNORECASE)
 _GLOBAL = re.compile(
     r"\b(everywhere|whole house|entire house|throughout the house|all over the house|every room|"
-    r"around the house|in the house|at home|anywhere|all|every|each|any)\b",
+    r"around the house|in the house|at home|anywhere|all|every|each|any|entire home|whole home|across the home)\b",
     re.IGNORECASE,
 )
+
+
+def spoken_device_words() -> frozenset[str]:
+    """Every word the tables treat as a domain or device class (entity names should avoid them)."""
+    words = set(_DOMAIN_BY_WORD) | set(_COVER_BY_WORD) | set(_BINARY_BY_WORD) | set(_SENSOR_BY_WORD)
+    return frozenset(words)
 
 
 def mentions_here(text: str) -> bool:
@@ -222,7 +232,7 @@ def _lookup(table: dict[str, str], text: str) -> str | None:
     return None
 
 
-def _device_class(word: str, intent: str, has_state: bool) -> tuple[str, str] | None:
+def device_class_for(word: str, intent: str, has_state: bool) -> tuple[str, str] | None:
     """(domain, device_class) for a tagged device-class word."""
     key = _key(word)
     if intent == "HassGetState":
@@ -252,6 +262,8 @@ _ON_WORDS = ("on", "turned on", "switched on", "lit", "running", "spinning", "ac
 _OFF_WORDS = ("off", "turned off", "switched off", "not running", "powered off")
 _OPEN_WORDS = ("open", "opened", "up", "raised")
 _CLOSED_WORDS = ("closed", "shut", "down", "lowered", "drawn")
+_BINARY_OFF = ("clear", "ok", "okay", "fine", "normal", "safe", "dry", "idle", "quiet", "off", "no", "gone", "away",
+               "charged", "full", "secure", "locked", "inactive", "undetected")
 _HOME_WORDS = ("home", "at home", "here", "present", "in")
 _AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
 
@@ -265,7 +277,7 @@ def _state_value(word: str, domain: str | None, device_class: str | None) -> str
                 return "on"
             if key in cls[2]:
                 return "off"
-        if key in _OFF_WORDS or key in _CLOSED_WORDS or key.startswith(("not ", "no ")):
+        if key in _OFF_WORDS or key in _CLOSED_WORDS or key in _BINARY_OFF or key.startswith(("not ", "no ")):
             return "off"
         return "on"
     if domain == "cover" or (domain is None and key in _OPEN_WORDS + _CLOSED_WORDS):
@@ -362,11 +374,40 @@ def _repair_names(text: str, spans: list[Span], home: Home) -> list[Span]:
                 spans[i - 1] = Span(prev.start, span.end, "name", min(span.confidence, prev.confidence))
                 del spans[i]
                 continue
-        if span.slot == "area" and home.resolve_area(raw, fuzzy=False) is None \
-                and home.resolve_floor(raw, fuzzy=False) is None and home.resolve_entity(raw, fuzzy=False) is not None:
-            spans[i] = Span(span.start, span.end, "name", span.confidence)
+        if span.slot in ("area", "floor"):
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            if nxt is not None and nxt.slot in ("domain", "device_class") and _adjacent(text, span, nxt) \
+                    and home.resolve_entity(text[span.start:nxt.end], fuzzy=False) is not None:
+                spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
+                del spans[i + 1]  # "the bedroom lamp" is the entity Bedroom Lamp, not a room + lights
+                continue
+            if home.resolve_area(raw, fuzzy=False) is None and home.resolve_floor(raw, fuzzy=False) is None \
+                    and home.resolve_entity(raw, fuzzy=False) is not None:
+                spans[i] = Span(span.start, span.end, "name", span.confidence)
+        if span.slot in ("domain", "device_class") and not any(sp.slot == "name" for sp in spans) \
+                and home.resolve_entity(raw, fuzzy=False) is not None:
+            spans[i] = Span(span.start, span.end, "name", span.confidence)  # an entity called "CO" or "Ceiling Fan"
+        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
+            split = _split_area_word(text, span, home)
+            if split:
+                spans[i:i + 1] = split
         i += 1
     return spans
+
+
+def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
+    """"kitchen lights" tagged as one name, with no such entity -> area "kitchen" + domain "lights"."""
+    raw = text[span.start:span.end]
+    for cut in [m.start() for m in re.finditer(r" ", raw)]:
+        head, tail = raw[:cut], raw[cut + 1:]
+        kind = "area" if home.resolve_area(head, fuzzy=False) else "floor" if home.resolve_floor(head, fuzzy=False) else None
+        if kind is None:
+            continue
+        word = "domain" if _lookup(_DOMAIN_BY_WORD, tail) else "device_class" if _lookup(_COVER_BY_WORD, tail) else None
+        if word is not None and _key(tail) in _DOMAIN_BY_WORD | _COVER_BY_WORD:
+            return [Span(span.start, span.start + cut, kind, span.confidence),
+                    Span(span.start + cut + 1, span.end, word, span.confidence)]
+    return []
 
 
 def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | None) -> None:
@@ -389,7 +430,7 @@ def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | N
 def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
     has_state = "state" in groups
     for span, raw in groups.get("device_class", [])[:1]:
-        found = _device_class(raw, intent, has_state)
+        found = device_class_for(raw, intent, has_state)
         if found is not None:
             out.put("domain", found[0], span, raw)
             out.put("device_class", found[1], span, raw)
@@ -456,11 +497,39 @@ def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, ho
         if entity is None:
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
+        entity = _pick_same_name(home, entity, out, groups) if home else entity
         out.put("name", entity.name, span, raw)
         out.put("domain", entity.domain, span, raw)
         if entity.device_class and "device_class" not in out.slots:
             out.put("device_class", entity.device_class, span, raw)
     _state(out, groups, intent)
+
+
+def _pick_same_name(home: Home, entity: Entity, out: _Out, groups: dict[str, list[tuple[Span, str]]]) -> Entity:
+    """Several entities share a name ("Phone" battery, "Phone" connectivity): the spoken class or the
+    state word chooses ("is the phone charging?" -> the battery_charging one)."""
+    same = home.entities_named(entity.name)
+    if len(same) < 2:
+        return entity
+    dc_slot = out.slots.get("device_class")
+    if dc_slot is not None:
+        for cand in same:
+            if cand.device_class == dc_slot.value:
+                return cand
+    for _, raw in groups.get("state", [])[:1]:
+        key = _key(raw)
+        for cand in same:
+            cls = BINARY_CLASSES.get(cand.device_class or "")
+            if cand.domain == "binary_sensor" and cls is not None and key in cls[1] + cls[2]:
+                if dc_slot is not None:
+                    del out.slots["device_class"]
+                return cand
+        for cand in same:
+            if STATE_CLASSES.get(key) == cand.device_class:
+                if dc_slot is not None:
+                    del out.slots["device_class"]
+                return cand
+    return entity
 
 
 def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) -> None:
@@ -469,6 +538,10 @@ def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) ->
     dc = dc_slot.value if dc_slot is not None else None
     for span, raw in groups.get("state", [])[:1]:
         key = _key(raw)
+        if key in ("locked", "unlocked", "secured") and domain == "cover" and dc == "door":
+            domain, dc = "lock", None  # "are all doors locked?" asks about locks
+            out.put("domain", "lock", span, raw, overwrite=True)
+            out.slots.pop("device_class", None)
         if intent == "HassGetState" and "name" not in out.slots:
             implied = STATE_CLASSES.get(key)
             if domain == "light" and key == "detected":

@@ -164,7 +164,7 @@ class LogHandler:
         by_source: dict[str, tuple[list[Envelope], list[RawLine]]] = {}
         for env in batch:
             try:
-                lines = logs_msg.parse_lines(env.payload)
+                lines = list(logs_msg.LogBatch.parse(env.key, env.payload).lines)
             except PayloadError as exc:
                 outcomes.append(self.dead.outcome(env, str(exc)))
                 continue

@@ -62,7 +62,7 @@ class Pipeline:
         self._started = time.monotonic()
         self._lock = threading.Lock()
         self._unsettled = 0
-        self._in_hand = 0  # inputs taken from the queue and not yet emitted
+        self._open_inputs = 0  # submitted and not yet settled (queued, in a handler, or publishing)
         self._idle = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -71,6 +71,8 @@ class Pipeline:
     def submit(self, inbound: Inbound) -> None:
         """Route and enqueue one input (network thread; blocks while the queue is full)."""
         self.counters.add("received")
+        with self._lock:
+            self._open_inputs += 1
         if len(inbound.payload) > self.settings.max_payload_bytes:
             reason = f"payload of {len(inbound.payload)} bytes exceeds {self.settings.max_payload_bytes}"
             self._dead_on_arrival(inbound, reason)
@@ -84,6 +86,7 @@ class Pipeline:
             self.queue.put(kind, Envelope(kind=kind, key=key, inbound=inbound))
         except QueueClosed:
             self.counters.add("refused_closing")  # not acknowledged: the broker redelivers it
+            self._close_inputs(1)
 
     def _dead_on_arrival(self, inbound: Inbound, reason: str) -> None:
         env = Envelope(kind="invalid", key="", inbound=inbound)
@@ -112,23 +115,13 @@ class Pipeline:
         if got is None:
             return
         kind, first = got
-        with self._lock:
-            self._in_hand += 1
         handler = self.registry.handlers[kind]
         batch = [first]
-        try:
-            if handler.batch_max > 1:
-                more = self.queue.take_more(kind, handler.batch_max - 1, handler.batch_wait_s)
-                with self._lock:
-                    self._in_hand += len(more)
-                batch += more
-            self.counters.add(f"batches_{kind}")
-            for outcome in self._run_handler(kind, batch):
-                self.emit(outcome)
-        finally:
-            with self._lock:
-                self._in_hand -= len(batch)
-                self._idle.notify_all()
+        if handler.batch_max > 1:
+            batch += self.queue.take_more(kind, handler.batch_max - 1, handler.batch_wait_s)
+        self.counters.add(f"batches_{kind}")
+        for outcome in self._run_handler(kind, batch):
+            self.emit(outcome)
 
     def _run_handler(self, kind: str, batch: list[Envelope]) -> list[Outcome]:
         try:
@@ -217,6 +210,13 @@ class Pipeline:
         for env in outcome.inputs:
             self.acker.ack(env.inbound)
         self.counters.add("settled", len(outcome.inputs))
+        self._close_inputs(len(outcome.inputs))
+
+    def _close_inputs(self, n: int) -> None:
+        if n:
+            with self._lock:
+                self._open_inputs -= n
+                self._idle.notify_all()
 
     # -- stats ----------------------------------------------------------------------------
     def stats(self) -> StatsMessage:
@@ -254,11 +254,11 @@ class Pipeline:
 
     # -- shutdown -------------------------------------------------------------------------
     def drain(self, timeout: float) -> bool:
-        """Wait until the queue is empty, no worker is busy with an input and every result was
-        acknowledged (True), or ``timeout`` passed (False)."""
+        """Wait until every submitted input is settled (its results acknowledged by the broker, the
+        input acknowledged) and no output is awaiting its PUBACK (True), or ``timeout`` passed."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._unsettled or self._in_hand or len(self.queue):
+            while self._unsettled or self._open_inputs:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

@@ -2,8 +2,8 @@
 
 At start every entry of ``runtime.delegates`` is probed in order: its delegate must load, and a
 warm-up through every task graph must give final outputs that match the CPU golden outputs
-(computed once, with the chain's ``cpu`` entry) within ``probe_tolerance`` of their range. The first that passes becomes
-active; the reasons the others are unavailable are logged and kept for stats.
+(computed once, with the chain's ``cpu`` entry) within ``probe_tolerance`` of their range.
+The first that passes becomes active; the reasons the others are unavailable are logged and kept for stats.
 
 When the active backend fails at run time (an invoke error: the accelerator was unplugged, a
 driver died), it is marked failed, the next backend that passes its probe takes over, and the
@@ -150,6 +150,7 @@ class DelegateChain:
         self.failovers = 0
         self.retried_requests = 0
         self.served = 0
+        self._closed = False
         self._start()
 
     # -- public ---------------------------------------------------------------------------
@@ -186,7 +187,7 @@ class DelegateChain:
                     continue
                 with self._lock:
                     current = self._active
-                    if current is not None and current[0] <= index:
+                    if self._closed or (current is not None and current[0] <= index):
                         engine.close()
                         break
                     self._activate(index, engine, "re-probe passed")
@@ -208,6 +209,7 @@ class DelegateChain:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._active is not None:
                 self._active[1].close()
                 self._active = None
@@ -298,7 +300,7 @@ class DelegateChain:
             self.states[i].last_probe is None or now - (self.states[i].last_probe or 0.0) >= self._interval
             for i in range(limit)
         )
-        if not due or self._reprobing.locked():
+        if not due or self._closed or self._reprobing.locked():
             return
         if self._background:
             threading.Thread(target=self.reprobe, name="backend-reprobe", daemon=True).start()

@@ -28,17 +28,23 @@ __all__ = ["CpuQuotaConfig", "Residency", "RuntimeConfig"]
 Residency = Literal["resident", "stream", "auto"]
 
 
+def _default_delegates() -> list[DelegateConfig]:
+    return [CpuConfig()]
+
+
 class CpuQuotaConfig(BaseModel):
     """CPU budget of the agent process, in cores (0.5 = half of one core on average)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     quota: float | None = Field(
-        None, gt=0, le=1024, description="average cores the agent may use; null = no governor"
+        default=None, gt=0, le=1024, description="average cores the agent may use; null = no governor"
     )
-    affinity: list[int] | None = Field(None, min_length=1, description="pin the process to these CPU ids")
-    period_ms: int = Field(100, ge=10, le=10_000, description="governor accounting step")
-    burst_ms: int = Field(200, ge=0, le=60_000, description="CPU time batch work may borrow ahead")
+    affinity: list[int] | None = Field(
+        default=None, min_length=1, description="pin the process to these CPU ids"
+    )
+    period_ms: int = Field(default=100, ge=10, le=10_000, description="governor accounting step")
+    burst_ms: int = Field(default=200, ge=0, le=60_000, description="CPU time batch work may borrow ahead")
 
     @model_validator(mode="after")
     def _affinity_ids(self) -> CpuQuotaConfig:
@@ -58,32 +64,47 @@ class RuntimeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: Literal["auto", "tflite-runtime", "litert"] = Field("auto", description="interpreter package")
+    backend: Literal["auto", "tflite-runtime", "litert"] = Field(
+        default="auto", description="interpreter package"
+    )
     delegates: list[DelegateConfig] = Field(
-        default_factory=lambda: [CpuConfig()],
+        default_factory=_default_delegates,
         min_length=1,
         description="ordered preference list; each is probed at start, the first that passes runs",
     )
-    residency: Residency = Field("resident", description="resident: all mapped; stream: map per use; auto")
-    weight_budget_mb: float | None = Field(
-        None, gt=0, description="stream/auto: MB of weights mapped (and prefetched) at once"
+    residency: Residency = Field(
+        default="resident", description="resident: all mapped; stream: map per use; auto"
     )
-    prefetch: int = Field(2, ge=0, le=32, description="stream: segments read ahead by the reader thread")
-    drop_page_cache: bool = Field(False, description="stream: evict released segments from the page cache")
-    max_batch: int = Field(8, ge=1, le=256, description="queued requests pushed through a loaded segment together")
-    threads: int = Field(1, ge=1, le=64, description="interpreter threads (capped by cpu.quota)")
+    weight_budget_mb: float | None = Field(
+        default=None, gt=0, description="stream/auto: MB of weights mapped (and prefetched) at once"
+    )
+    prefetch: int = Field(
+        default=2, ge=0, le=32, description="stream: segments read ahead by the reader thread"
+    )
+    drop_page_cache: bool = Field(
+        default=False, description="stream: evict released segments from the page cache"
+    )
+    max_batch: int = Field(
+        default=8, ge=1, le=256, description="queued requests pushed through a loaded segment together"
+    )
+    threads: int = Field(default=1, ge=1, le=64, description="interpreter threads (capped by cpu.quota)")
     probe_tolerance: float = Field(
-        0.05, gt=0, le=1, description="warm-up outputs may differ from CPU golden by this share of their range"
+        default=0.05,
+        gt=0,
+        le=1,
+        description="warm-up outputs may differ from CPU golden by this share of their range",
     )
     reprobe_interval_s: float = Field(
-        60.0, gt=0, description="how often a failed better backend is probed again to switch back"
+        default=60.0, gt=0, description="how often a failed better backend is probed again to switch back"
     )
     cpu: CpuQuotaConfig = Field(default_factory=CpuQuotaConfig)
 
     @model_validator(mode="after")
     def _budget_needed(self) -> RuntimeConfig:
         if self.residency == "auto" and self.weight_budget_mb is None:
-            raise ValueError("runtime.residency 'auto' needs runtime.weight_budget_mb (MB of weights to keep)")
+            raise ValueError(
+                "runtime.residency 'auto' needs runtime.weight_budget_mb (MB of weights to keep)"
+            )
         return self
 
     @property

@@ -107,7 +107,8 @@ def apply_affinity(cpus: Sequence[int]) -> set[int]:
     missing = sorted(wanted - allowed)
     if missing:
         raise ConfigError(
-            f"runtime.cpu.affinity: CPUs {missing} are not available to this process (allowed: {sorted(allowed)})"
+            f"runtime.cpu.affinity: CPUs {missing} are not available to this process "
+            f"(allowed: {sorted(allowed)})"
         )
     os.sched_setaffinity(0, wanted)
     return wanted
@@ -163,8 +164,8 @@ class CpuGovernor:
                 tokens = self._refill()
                 if self._interactive:
                     wait = 0.002
-                elif tokens < 0:
-                    wait = min(-tokens / self.quota, 0.25)
+                elif tokens < -1e-9:
+                    wait = min(max(-tokens / self.quota, 0.001), 0.25)
                 else:
                     break
                 self._sleep(wait)

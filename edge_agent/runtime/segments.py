@@ -2,7 +2,8 @@
 
 * ``resident``: every segment's interpreter is built once (its file memory-mapped) and kept.
 * ``stream``: a segment's interpreter is built (file mapped read-only) just before it runs and
-  dropped right after, so at most one segment's weights are mapped at a time. A reader thread
+  dropped right after, so at most one segment's weights are mapped at a time (the heap it used,
+  e.g. XNNPACK's packed weights, is handed back with ``malloc_trim`` where glibc has it). A reader thread
   asks the kernel to read the next segments ahead (``POSIX_FADV_WILLNEED``), bounded by
   ``prefetch`` segments and by ``weight_budget_mb``. With ``drop_page_cache`` the released
   segment's pages are also evicted from the page cache (``POSIX_FADV_DONTNEED``).
@@ -18,6 +19,7 @@ otherwise. Either way a streamed segment is loaded once per batch, not once per 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import heapq
 import itertools
 import os
@@ -49,6 +51,19 @@ __all__ = [
 Feeds = dict[str, npt.NDArray[Any]]
 LoadInterpreter = Callable[[Path], Interpreter]
 _MB = 1 << 20
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim: hands freed heap back to the OS so RSS follows what is mapped."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _load_malloc_trim()
 
 
 def evict_from_page_cache(path: Path) -> None:
@@ -105,7 +120,11 @@ class ExecutorStats:
 
 
 class _Prefetcher:
-    """Reader thread: POSIX_FADV_WILLNEED on segment files ahead of their use."""
+    """Reader thread: POSIX_FADV_WILLNEED on segment files ahead of their use, then a sequential
+    read through a small buffer so the pages are in the page cache (not in our RSS) by the time
+    the interpreter maps them."""
+
+    _CHUNK = 1 << 20
 
     def __init__(self) -> None:
         self._queue: queue.Queue[Path | None] = queue.Queue()
@@ -123,12 +142,19 @@ class _Prefetcher:
     def _loop(self) -> None:
         while (path := self._queue.get()) is not None:
             with contextlib.suppress(OSError):  # a vanished file shows up when the segment loads
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-                finally:
-                    os.close(fd)
+                self._warm(path)
             self.done += 1
+
+    def _warm(self, path: Path) -> None:
+        buf = bytearray(self._CHUNK)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            offset = 0
+            while n := os.preadv(fd, [buf], offset):
+                offset += n
+        finally:
+            os.close(fd)
 
 
 @dataclass
@@ -168,7 +194,9 @@ class SegmentExecutor:
         return list(self._graphs)
 
     def run(self, task: str, feeds: Feeds, *, background: bool = False) -> Feeds:
-        """One request (any batch size) through ``task``'s graph; returns every named value."""
+        """One request (any batch size) through ``task``'s graph.
+
+        Returns the feeds and the graph's final outputs (intermediate values are dropped)."""
         return self.run_many(task, [feeds], background=background)[0]
 
     def run_many(self, task: str, requests: Sequence[Feeds], background: bool = False) -> list[Feeds]:
@@ -179,6 +207,7 @@ class SegmentExecutor:
         graph = self._graph(task)
         envs = [dict(r) for r in requests]
         self.stats.requests += len(envs)
+        drops = self._drops(task)
         for i, name in enumerate(graph):
             self._read_ahead(graph, i)
             if background and self.pace is not None:
@@ -188,7 +217,26 @@ class SegmentExecutor:
                 self._run_segment(seg, envs)
             finally:
                 self._release(seg)
+            for env in envs:
+                for value in drops[i]:
+                    env.pop(value, None)
         return envs
+
+    def _drops(self, task: str) -> list[set[str]]:
+        """Per step, the intermediate values no later segment reads (freed as soon as possible:
+        a batch of hidden states per block would otherwise pile up)."""
+        graph = self._graph(task)
+        consumed_at: dict[str, int] = {}
+        produced: set[str] = set()
+        for i, name in enumerate(graph):
+            for port in self._specs[name].inputs:
+                consumed_at[port["name"]] = i
+            produced |= {port["name"] for port in self._specs[name].outputs}
+        drops: list[set[str]] = [set() for _ in graph]
+        for value, last in consumed_at.items():
+            if value in produced:
+                drops[last].add(value)
+        return drops
 
     def close(self) -> None:
         self._resident.clear()
@@ -237,6 +285,8 @@ class SegmentExecutor:
         seg.interp = None  # the interpreter (and its mapping of the file) goes with its last reference
         self.stats.releases += 1
         self._warm.discard(name)
+        if _MALLOC_TRIM is not None:
+            _MALLOC_TRIM(0)
         if self.drop_page_cache:
             with contextlib.suppress(OSError):
                 evict_from_page_cache(self._path(name))
@@ -307,9 +357,7 @@ def _input_details(seg: _Loaded) -> list[dict[str, Any]]:
 
 
 def _same_trailing(seg: _Loaded, envs: list[Feeds]) -> bool:
-    return all(
-        len({tuple(np.shape(env[p.name])[1:]) for env in envs}) == 1 for p in seg.runner.inputs
-    )
+    return all(len({tuple(np.shape(env[p.name])[1:]) for env in envs}) == 1 for p in seg.runner.inputs)
 
 
 # -- request batching ------------------------------------------------------------------------
@@ -372,7 +420,7 @@ class BatchQueue:
                 return None
             head = heapq.heappop(self._heap)
             batch = [head]
-            rest = []
+            rest: list[_Request] = []
             while self._heap and len(batch) < self.max_batch:
                 req = heapq.heappop(self._heap)
                 same = req.task == head.task and req.priority == head.priority
@@ -405,6 +453,11 @@ class TaskExecutor:
 
     def run(self, feeds: Feeds) -> Feeds:
         return self._queue.run(self.task, feeds, interactive=self.interactive)
+
+    def run_many(self, requests: Sequence[Feeds]) -> list[Feeds]:
+        """Queue all of ``requests`` at once, so they go through each loaded segment together."""
+        futures = [self._queue.submit(self.task, f, interactive=self.interactive) for f in requests]
+        return [f.result() for f in futures]
 
     def close(self) -> None:
         """The queue is shared between tasks; its owner closes it."""

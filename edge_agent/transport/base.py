@@ -25,6 +25,7 @@ class Inbound:
     dup: bool
     received_at: float  # wall clock (time.time), for records
     received_mono: float  # time.perf_counter, for latencies
+    session: int = 0  # which connection delivered it (acknowledgements are ordered per connection)
 
 
 @dataclass(frozen=True)

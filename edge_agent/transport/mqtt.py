@@ -15,9 +15,11 @@
 from __future__ import annotations
 
 import random
+import socket
 import ssl
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +113,10 @@ class MqttTransport:
         self._lock = threading.Lock()
         self._pending: dict[int, PublishDone] = {}
         self._early: dict[int, PublishOutcome] = {}
+        self._session = 0
+        self._pending_subs: set[int] = set()
+        # mid -> (settled, qos) of the inputs of this connection, in arrival order
+        self._arrivals: OrderedDict[int, tuple[bool, int]] = OrderedDict()
         self._idle = threading.Condition(self._lock)
         self._connected = threading.Event()
         self._session_ended = threading.Event()
@@ -173,10 +179,12 @@ class MqttTransport:
         self._supervisor.start()
 
     def wait_connected(self, timeout: float) -> bool:
+        """Wait until connected *and* subscribed (``online`` was published)."""
         return self._connected.wait(timeout)
 
     @property
     def connected(self) -> bool:
+        """Connected and subscribed; False while (re)connecting."""
         return self._connected.is_set()
 
     def _supervise(self) -> None:
@@ -205,6 +213,7 @@ class MqttTransport:
             self.counters.connect_failures += 1
             _log.warning("mqtt.connect_failed", host=s.host, port=s.port, error=str(exc))
             return False
+        _no_delay(self._client)
         self._client.loop_start()
         return True
 
@@ -236,13 +245,27 @@ class MqttTransport:
             return
         self.counters.connects += 1
         self._backoff.reset()
+        with self._lock:
+            self._session += 1  # acknowledgement order restarts with the new connection
+            self._arrivals.clear()
         _log.info("mqtt.connected", session_present=bool(flags.session_present), client_id=self.client_id)
+        with self._lock:
+            self._pending_subs.clear()
         for topic in self.subscription_filters():
-            options = SubscribeOptions(qos=1) if self._v5 else None
-            if options is not None:
-                client.subscribe(topic, options=options)
+            if self._v5:
+                _rc, mid = client.subscribe(topic, options=SubscribeOptions(qos=1))
             else:
-                client.subscribe(topic, qos=1)
+                _rc, mid = client.subscribe(topic, qos=1)
+            if mid is not None:
+                with self._lock:
+                    self._pending_subs.add(mid)
+        if not self.subscriptions:
+            self._announce()
+
+    def _announce(self) -> None:
+        """Subscribed (SUBACKs in): say ``online``, mark connected, run the connected hooks.
+        Doing this only after the SUBACKs means an input sent after seeing ``online`` is never
+        missed, even on the very first connection of a fresh session."""
         self.publish(self.status_topic, self._online, qos=1, retain=True)
         self._connected.set()
         for hook in list(self.connected_hooks):
@@ -280,6 +303,9 @@ class MqttTransport:
         if not self._accepting:
             return  # not acknowledged: the broker redelivers it to the next session
         self.counters.received += 1
+        if msg.qos > 0:
+            with self._lock:
+                self._arrivals[msg.mid] = (False, msg.qos)
         self._on_message(
             Inbound(
                 topic=msg.topic,
@@ -290,16 +316,23 @@ class MqttTransport:
                 dup=bool(msg.dup),
                 received_at=time.time(),
                 received_mono=time.perf_counter(),
+                session=self._session,
             )
         )
 
     def _handle_subscribe(
-        self, _c: paho.Client, _ud: Any, _mid: int, codes: list[ReasonCode], _props: Any
+        self, _c: paho.Client, _ud: Any, mid: int, codes: list[ReasonCode], _props: Any
     ) -> None:
         for code in codes:
             if code.is_failure:
                 self.counters.subscribe_refused += 1
                 _log.error("mqtt.subscribe_refused", reason_code=int(code.value), reason=str(code))
+        with self._lock:
+            was_pending = mid in self._pending_subs
+            self._pending_subs.discard(mid)
+            complete = was_pending and not self._pending_subs
+        if complete:
+            self._announce()
 
     def _handle_publish(
         self, _c: paho.Client, _ud: Any, mid: int, reason: ReasonCode, _props: Any
@@ -336,7 +369,10 @@ class MqttTransport:
         or at once with ``ok=False`` when paho refuses it. Kept across reconnects."""
         callback: PublishDone = on_done if on_done is not None else _ignore
         info = self._client.publish(topic, payload, qos=qos, retain=retain)
-        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+        # QoS 1/2 publishes made while disconnected are kept by paho and sent after reconnecting;
+        # a QoS 0 one is not, so it fails at once like any other refused publish
+        queued = info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN and qos > 0
+        if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS and not queued:
             refused = PublishOutcome(ok=False, reason_code=-int(info.rc), reason=paho.error_string(info.rc))
             self._finish(callback, refused)
             return
@@ -348,10 +384,32 @@ class MqttTransport:
             self._finish(callback, early)
 
     def ack(self, inbound: Inbound) -> None:
-        """Acknowledge an input (QoS 0 needs nothing). Safe to call twice."""
-        if inbound.qos > 0:
-            self._client.ack(inbound.mid, inbound.qos)
-            self.counters.acked += 1
+        """Acknowledge an input once its results are safe (QoS 0 needs nothing).
+
+        PUBACKs go out in the order the inputs arrived on this connection (MQTT 4.6): an input
+        settled early waits for the ones received before it. Inputs of an earlier connection are
+        acknowledged at once (the broker redelivers them with the same packet id)."""
+        if inbound.qos == 0:
+            return
+        ready: list[tuple[int, int]] = []
+        with self._lock:
+            if inbound.session == self._session and inbound.mid in self._arrivals:
+                self._arrivals[inbound.mid] = (True, inbound.qos)
+                for mid, (settled, qos) in self._arrivals.items():
+                    if not settled:
+                        break
+                    ready.append((mid, qos))
+                for mid, _ in ready:
+                    del self._arrivals[mid]
+            else:
+                ready.append((inbound.mid, inbound.qos))
+            self.counters.acked += len(ready)
+        for mid, qos in ready:
+            self._client.ack(mid, qos)
+
+    def unacked_inputs(self) -> int:
+        with self._lock:
+            return len(self._arrivals)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every publish got its acknowledgement (True) or ``timeout`` passed."""
@@ -367,6 +425,18 @@ class MqttTransport:
     def pending_publishes(self) -> int:
         with self._lock:
             return len(self._pending)
+
+
+def _no_delay(client: paho.Client) -> None:
+    """Send small packets at once: with Nagle's algorithm a result (or PUBACK) can wait for the
+    peer's delayed ACK, which adds tens of milliseconds per hop on Linux."""
+    sock = client.socket()
+    if not isinstance(sock, socket.socket):  # ssl.SSLSocket is one too
+        return
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError as exc:  # not a TCP socket (e.g. a proxy); latency only, not correctness
+        _log.info("mqtt.nodelay_unavailable", error=str(exc))
 
 
 def _ignore(_outcome: PublishOutcome) -> None:

@@ -11,8 +11,12 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = subparsers.add_parser("build-model", help="generate data, train teacher + student, convert, write the bundle")
-    p.add_argument("--out", type=Path, default=default_bundle_path(), help="bundle directory (replaced on success)")
+    p = subparsers.add_parser(
+        "build-model", help="generate data, train teacher + student, convert, write the bundle"
+    )
+    p.add_argument(
+        "--out", type=Path, default=default_bundle_path(), help="bundle directory (replaced on success)"
+    )
     p.add_argument("--tiny", action="store_true", help="miniature data and one short epoch (CI smoke build)")
     p.add_argument("--seed", type=_seed, default=7, help="seed of data generation and training (>= 0)")
     p.set_defaults(func=_run)

@@ -9,7 +9,7 @@ from typing import Any
 
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle
 
-__all__ = ["register", "format_table"]
+__all__ = ["format_table", "register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,8 +48,15 @@ def _fresh(bundle_dir: Path, n: int, seed: int, backend: str, manifest: dict[str
     out = runtime_logits(bundle_dir, it.ids, lg.ids, backend)
     cal = manifest.get("calibration", {})
     return {
-        **intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids,
-                         float(cal.get("temperature", 1.0)), cal.get("intent_thresholds") or None),
+        **intent_metrics(
+            out["intent"],
+            out["slots"],
+            it.intent,
+            it.tags,
+            it.ids,
+            float(cal.get("temperature", 1.0)),
+            cal.get("intent_thresholds") or None,
+        ),
         **log_metrics(out["severity"], out["category"], out["anomaly"], lg.severity, lg.category, lg.anomaly),
     }
 
@@ -58,7 +65,10 @@ def _run(args: argparse.Namespace) -> int:
     bundle = load_bundle(args.bundle)
     manifest = bundle.manifest
     metrics: dict[str, dict[str, float]] = dict(manifest.get("metrics", {}))
-    print(f"bundle {bundle.path} ({bundle.model_id}), converter {manifest.get('converter', {}).get('tensorflow')}")
+    print(
+        f"bundle {bundle.path} ({bundle.model_id}), "
+        f"converter {manifest.get('converter', {}).get('tensorflow')}"
+    )
     if args.n > 0:
         metrics["int8_fresh"] = _fresh(bundle.path, args.n, args.seed, args.backend, manifest)
     print(format_table(metrics))

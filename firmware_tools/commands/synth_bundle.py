@@ -96,8 +96,7 @@ def synth_bundle(
     spec = plan(params, vocab=vocab, max_len=max_len)
     rng = np.random.default_rng(seed)
     segments = [
-        _convert_segment(out, name, kind, spec, rng, ports)
-        for name, kind, ports in _segment_plan(spec)
+        _convert_segment(out, name, kind, spec, rng, ports) for name, kind, ports in _segment_plan(spec)
     ]
     if progress:
         print(f"converted {len(segments)} segments (dim {spec.dim}, {spec.blocks} blocks)", file=sys.stderr)

@@ -69,7 +69,8 @@ RULES: dict[str, str] = {
     "here": "(in here|here|in this room|in this space|where i am|around me|in the room)",
     "all": "(all|all the|all of the|every|each|)",
     "everywhere": "(everywhere|in the whole house|in the entire house|throughout the house|"
-    "all over the house|in every room|around the house)",
+    "all over the house|in every room|around the house|in the entire home|in the whole home|across the home|"
+    "all over)",
     "what_is": "(what is|what's|whats|tell me|tell me what|what)",
 }
 

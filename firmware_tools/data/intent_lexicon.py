@@ -61,7 +61,22 @@ MODIFIERS: tuple[str, ...] = (
     "Small", "Night", "Mood", "Cabinet", "Counter", "Island", "Mirror", "Porch", "Garden", "Path",
     "Tree", "Shelf", "Bar", "Hall", "Stair", "Closet", "Vanity", "Bookcase", "Sofa", "Couch", "Bed",
     "Tv", "Aquarium", "Christmas", "Fairy", "Spot", "Under Cabinet", "Overhead", "Backyard",
-    "Office", "Kitchen", "Bedroom", "Garage", "Patio",
+    "Office", "Kitchen", "Bedroom", "Garage", "Patio", "Play", "Party", "Movie", "Game", "Work", "Music",
+    "Sleep", "Dinner", "Open", "Cozy", "Guest", "Baby", "Lava", "Reading Nook", "Play Corner", "Tv Wall",
+)
+
+# noun-first name endings ("Curtain Left", "Lamp 2")
+SUFFIXES: tuple[str, ...] = (
+    "Left", "Right", "1", "2", "3", "One", "Two", "North", "South", "East", "West", "Upstairs", "Downstairs",
+    "Main", "Back", "Front", "Big", "Small", "Mini", "Pro", "Max",
+)
+
+# short names of things that carry several binary sensors ("Phone": battery, charging, connectivity ...)
+SENSOR_DEVICES: tuple[str, ...] = (
+    "Phone", "Tablet", "Laptop", "Car", "Watch", "Computer", "Washer", "Dryer", "Fridge", "Freezer", "Road",
+    "Mains", "Siren", "Cookie Jar", "Water Pipes", "Pet Door", "Shed Window", "Front Gate", "Mailbox",
+    "Basement Floor", "Boiler", "Pool Pump", "Back Door", "Dishwasher", "Printer", "Router", "Doorbell",
+    "Server", "Greenhouse", "Attic Hatch", "Skylight", "Crib", "Aquarium", "Bike", "Headphones",
 )
 
 # (noun, domain, device_class or None) used to build entity names

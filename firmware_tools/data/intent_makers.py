@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from firmware_tools.data import intent_lexicon as lx
-from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES
+from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 from firmware_tools.data.intents import _G, _GLOBAL, _HERE, _num, _pct_text, _pct_value, number_words
 
@@ -72,7 +72,7 @@ def _light_target(g: _G, area_alone: bool = False) -> Fill:
 
 
 # ------------------------------------------------------------------------------ on / off
-_ON = ("(turn|switch|power|put) on {t}", "(turn|switch|power|flip) {t} on", "{t} on", "activate {t}",
+_ON = ("(turn|switch|power|put) on {t}", "illuminate {t}", "(turn|switch|power|flip) {t} on", "{t} on", "activate {t}",
        "enable {t}", "start {t}", "{t} on please", "get {t} on", "<pls> turn on {t}", "<pls> switch on {t}",
        "<pls> turn {t} on", "<pls> switch {t} on", "<pls> activate {t}", "i want {t} on", "i'd like {t} on",
        "{t}, on", "bring {t} on", "fire up {t}", "light up {t}", "(let's|lets) have {t} on", "on {t}",
@@ -184,6 +184,17 @@ def get_state(g: _G) -> Result:
             return get_state_group(g)
         ent = g.rng.choice(ents)
         value, word = _state_for_entity(g, ent.domain, ent.device_class)
+        if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
+            # "is the phone battery low?": name, then the class word, then the state
+            dc = ent.device_class
+            bare = [w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w
+                    and device_class_for(w, "HassGetState", True) == ("binary_sensor", dc)]
+            if not bare:
+                return get_state_group(g)
+            c = lambda: g.word(g.choice(bare), "device_class", device_class=dc)  # noqa: E731
+            return _run(g, "HassGetState", ("is [the] {n} {c} {s} ?", "(is|are) [the] {n} {c} {s} (right now|now) ?",
+                                            "tell me if [the] {n} {c} is {s}", "{n} {c} {s} ?"),
+                        n=lambda: g.entity_fill(ent), c=c, s=_state(g, word, value))
         t = ("is [the] {n} {s} ?", "(is|are) [the] {n} {s} (right now|now|at the moment) ?", "<pls> check if [the] {n} is {s}",
              "tell me (if|whether) [the] {n} is {s}", "{n} {s} ?", "do you know if [the] {n} is {s} ?",
              "is [the] {n} currently {s} ?", "can you check whether [the] {n} is {s} ?", "(was|is) [the] {n} left {s} ?",
@@ -342,7 +353,8 @@ def light_set(g: _G) -> Result:
              "(set|change|turn) the brightness (of|in|for) {t} to {b}", "{b} brightness (for|on|in) {t}",
              "(set|put) {t} (at|on) {b} brightness", "brightness {b} (for|on) {t}", "(dim|bring) {t} down to {b}",
              "(bring|turn) {t} up to {b}", "{t} brightness {b}", "i want {t} at {b}", "(set|change) brightness to {b} {h}",
-             "turn brightness to {b} {h}", "make it {b} brightness {h}")
+             "turn brightness to {b} {h}", "make it {b} brightness {h}", "{t} {b}", "{t} {b} <pls_end>",
+             "{t} brightness to {b}", "{t} to {b} brightness")
         return _run(g, "HassLightSet", t, t=lambda: _light_target(g, area_alone=True), b=lambda: _brightness(g),
                     h=lambda: Fill([("in here", None)], {_HERE: True}))
     t = ("(set|make|turn|change) {t} {c}", "(set|make|turn|change) {t} to {c}", "set the color of {t} to {c}",
@@ -626,7 +638,9 @@ def set_volume(g: _G) -> Result:
         "(turn|change|put) the volume (to|at) {v} {p}", "<pls> set the volume to {v} {p}", "volume to {v} <pls_end>",
         "turn (up|down) the volume to {v} {p}", "(increase|decrease|raise|lower) the volume to {v} {p}",
         "set [the] {a} volume to {v}", "make the volume {v} {p}", "set {n} to {v} volume", "change the {n} volume to {v}",
-        "(adjust|set) the sound (level|volume) to {v} {p}", "i want the volume at {v} {p}", "{p} set the volume to {v}"),
+        "(adjust|set) the sound (level|volume) to {v} {p}", "i want the volume at {v} {p}", "{p} set the volume to {v}",
+        "turn [the] {n} volume (up|down) to {v}", "turn [the] {n} (up|down) to {v}", "(bring|take) the volume (up|down) to {v} {p}",
+        "{n} (to|at) {v} volume", "(put|set) the volume on {v} {p}", "volume at {v} {p}", "change [the] volume to {v} {p}"),
         v=lambda: _volume_level(g), p=lambda: _player(g), n=lambda: g.named("media_player"), a=g.area)
 
 
@@ -685,6 +699,12 @@ def _query(g: _G) -> str:
     words = [g.choice(lx.TITLE_WORDS) for _ in range(g.rng.choice((1, 2, 2, 3, 3, 4)))]
     if r < 0.3:
         words = ["the", *words]
+    if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
+        return g.choice(("the office", "kitchen nightmares", "living room sessions", "light my fire", "the lamp",
+                         "bedroom pop", "the garage band", "blinded by the light", "open door policy", "the fan club",
+                         "turn it on again", "lights out", "the basement tapes", "house of cards", "the timer",
+                         "garden party", "cold as ice", "the front door", "turn off the news", "hot in herre",
+                         "the weather channel", "the shopping list", "the vacuum", "stairway to nowhere"))
     if r > 0.85:
         return g.choice(("jazz", "classical music", "lofi beats", "rock", "some relaxing music", "country music",
                          "white noise", "rain sounds", "80s hits", "hip hop", "christmas music", "the news",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from edge_agent.nlu.home import Entity, Home
 from edge_agent.nlu.schema import INTENTS, SLOTS
-from edge_agent.nlu.slots import CONTEXT_INTENTS, is_global_request, mentions_here
+from edge_agent.nlu.slots import CONTEXT_INTENTS, is_global_request, mentions_here, spoken_device_words
 from firmware_tools.data import intent_lexicon as lx
 from firmware_tools.data.intent_grammar import Fill, Piece, expand, join_pieces
 from firmware_tools.data.intent_noise import add_noise
@@ -104,8 +104,10 @@ def _entity_name(rng: random.Random, noun: str, areas: list[str]) -> tuple[str, 
         return f"{_invented(rng)} {noun}", area
     if r < 0.78:
         return f"{rng.choice(lx.PEOPLE)}'s {noun}", area
-    if r < 0.88:
+    if r < 0.85:
         return f"{rng.choice(lx.MODIFIERS)} {rng.choice(lx.MODIFIERS)} {noun}", area
+    if r < 0.93:
+        return f"{noun} {rng.choice(lx.SUFFIXES)}", area
     return _invented(rng), area
 
 
@@ -115,6 +117,7 @@ _SCENES = ("Movie Night", "Good Morning", "Good Night", "Party Mode", "Dinner Ti
            "Energy Saver", "Guest Mode", "Holiday Lights", "Stealth Mode", "Morning Routine")
 
 
+_DEVICE_WORDS = spoken_device_words()  # an entity called "Lights" would be ambiguous by design
 _ESSENTIAL_DOMAINS = ("light", "switch", "fan", "cover", "lock", "climate", "media_player", "vacuum", "lawn_mower",
                       "valve")
 
@@ -130,7 +133,7 @@ def sample_home(seed: int) -> Home:
     names: set[str] = set()
 
     def add(name: str, domain: str, area: str | None, dc: str | None = None) -> None:
-        if name in names:
+        if name in names or name.lower() in _DEVICE_WORDS:
             return
         names.add(name)
         aliases: tuple[str, ...] = ()
@@ -153,6 +156,11 @@ def sample_home(seed: int) -> Home:
         base = rng.choice(("Sensor", "Detector", rng.choice(lx.BINARY_CLASSES[dc][0]).title()))
         name, area = _entity_name(rng, base, areas)
         add(name, "binary_sensor", area, dc)
+    for device in rng.sample(lx.SENSOR_DEVICES, rng.randint(1, 4)):  # one name, several classes
+        area = rng.choice([None, *areas])
+        for dc in rng.sample(list(lx.BINARY_CLASSES), rng.randint(1, 4)):
+            names.discard(device)
+            add(device, "binary_sensor", area, dc)
     for _ in range(rng.randint(2, 8)):
         dc = rng.choice(list(lx.SENSOR_CLASSES))
         name, area = _entity_name(rng, rng.choice(lx.SENSOR_CLASSES[dc][1]), areas)

@@ -53,14 +53,32 @@ class BuildPlan:
 
 def plan_for(tiny: bool) -> BuildPlan:
     if tiny:
-        return BuildPlan(n_intents=800, n_logs=400, n_heldout=300, vocab=400, max_len=32, teacher_epochs=1,
-                         student_epochs=1, batch=64, n_calib=32,
-                         teacher=dict(d_model=32, block_kinds=("conv", "attn"), n_heads=2, d_ff=64),
-                         student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32))
-    return BuildPlan(n_intents=60000, n_logs=24000, n_heldout=4000, vocab=3000, max_len=32, teacher_epochs=4,
-                     student_epochs=8, batch=64, n_calib=300,
-                     teacher=dict(d_model=128, block_kinds=("conv", "attn", "conv", "attn"), n_heads=4, d_ff=256),
-                     student=dict(d_model=64, block_kinds=("conv", "conv", "attn"), n_heads=1, d_ff=128))
+        return BuildPlan(
+            n_intents=800,
+            n_logs=400,
+            n_heldout=300,
+            vocab=400,
+            max_len=32,
+            teacher_epochs=1,
+            student_epochs=1,
+            batch=64,
+            n_calib=32,
+            teacher=dict(d_model=32, block_kinds=("conv", "attn"), n_heads=2, d_ff=64),
+            student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32),
+        )
+    return BuildPlan(
+        n_intents=60000,
+        n_logs=24000,
+        n_heldout=4000,
+        vocab=3000,
+        max_len=32,
+        teacher_epochs=4,
+        student_epochs=8,
+        batch=64,
+        n_calib=300,
+        teacher=dict(d_model=128, block_kinds=("conv", "attn", "conv", "attn"), n_heads=4, d_ff=256),
+        student=dict(d_model=64, block_kinds=("conv", "conv", "attn"), n_heads=1, d_ff=128),
+    )
 
 
 def _intent_examples(seed: int, n: int) -> list[Any]:
@@ -114,32 +132,63 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     it_tr, it_ho = encode_intents(tok, intents_train), encode_intents(tok, intents_held)
     lg_tr, lg_ho = encode_logs(tok, logs_train), encode_logs(tok, logs_held)
 
-    n_classes = {"intent": len(INTENT_LABELS), "severity": len(SEVERITIES), "category": len(CATEGORIES), "anomaly": 1}
-    base = dict(vocab=tok.vocab_size, max_len=plan.max_len, n_intents=len(INTENT_LABELS), n_tags=len(SLOT_TAGS),
-                n_severity=len(SEVERITIES), n_category=len(CATEGORIES))
+    n_classes = {
+        "intent": len(INTENT_LABELS),
+        "severity": len(SEVERITIES),
+        "category": len(CATEGORIES),
+        "anomaly": 1,
+    }
+    base = dict(
+        vocab=tok.vocab_size,
+        max_len=plan.max_len,
+        n_intents=len(INTENT_LABELS),
+        n_tags=len(SLOT_TAGS),
+        n_severity=len(SEVERITIES),
+        n_category=len(CATEGORIES),
+    )
     teacher = build_network(NetConfig(**base, **plan.teacher), "teacher")  # type: ignore[arg-type]
-    fit(teacher, make_targets(it_tr, lg_tr, None, n_classes), epochs=plan.teacher_epochs, batch=plan.batch,
-        lr=1e-3, kd=KD(alpha=1.0), seed=seed, desc="teacher")
+    fit(
+        teacher,
+        make_targets(it_tr, lg_tr, None, n_classes),
+        epochs=plan.teacher_epochs,
+        batch=plan.batch,
+        lr=1e-3,
+        kd=KD(alpha=1.0),
+        seed=seed,
+        desc="teacher",
+    )
     t_logits = predict_logits(teacher, np.concatenate([it_tr.ids, lg_tr.ids]))
     student = build_network(NetConfig(**base, **plan.student), "student")  # type: ignore[arg-type]
-    fit(student, make_targets(it_tr, lg_tr, t_logits, n_classes), epochs=plan.student_epochs, batch=plan.batch,
-        lr=2e-3, kd=KD(alpha=0.5, temperature=2.0), seed=seed + 1, desc="student (distill)")
+    fit(
+        student,
+        make_targets(it_tr, lg_tr, t_logits, n_classes),
+        epochs=plan.student_epochs,
+        batch=plan.batch,
+        lr=2e-3,
+        kd=KD(alpha=0.5, temperature=2.0),
+        seed=seed + 1,
+        desc="student (distill)",
+    )
 
     metrics = {
         "teacher": _keras_metrics(teacher, it_ho, lg_ho, predict_logits),
         "student_float": _keras_metrics(student, it_ho, lg_ho, predict_logits),
     }
     rng = np.random.default_rng(seed)
-    calib_ids = np.concatenate([
-        it_tr.ids[rng.choice(len(it_tr.ids), plan.n_calib, replace=False)],
-        lg_tr.ids[rng.choice(len(lg_tr.ids), plan.n_calib // 2, replace=False)],
-    ])
+    calib_ids = np.concatenate(
+        [
+            it_tr.ids[rng.choice(len(it_tr.ids), plan.n_calib, replace=False)],
+            lg_tr.ids[rng.choice(len(lg_tr.ids), plan.n_calib // 2, replace=False)],
+        ]
+    )
     n_segs = 3 + student.cfg.n_blocks
     with tqdm(total=2 * n_segs, desc="convert int8", unit="segment") as bar:
         segs, _ = convert_segments(student, calib_ids, stage, progress=bar)
         tpu_segs, blocked = convert_segments(student, calib_ids, stage, edgetpu=True, progress=bar)
 
-    manifest = _manifest(stage, tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), teacher.cfg.to_dict())
+    manifest = _manifest(
+        stage, tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), teacher.cfg.to_dict()
+    )
     _write_manifest(stage, manifest)
     metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, it_ho, lg_ho)
     manifest["calibration"] = calibration
@@ -151,12 +200,15 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
 
 def _keras_metrics(net: Any, it: IntentArrays, lg: LogArrays, predict: Any) -> dict[str, float]:
     pi, pl = predict(net, it.ids), predict(net, lg.ids)
-    return {**intent_metrics(pi["intent"], pi["slots"], it.intent, it.tags, it.ids),
-            **log_metrics(pl["severity"], pl["category"], pl["anomaly"], lg.severity, lg.category, lg.anomaly)}
+    return {
+        **intent_metrics(pi["intent"], pi["slots"], it.intent, it.tags, it.ids),
+        **log_metrics(pl["severity"], pl["category"], pl["anomaly"], lg.severity, lg.category, lg.anomaly),
+    }
 
 
-def runtime_logits(bundle_dir: Path, ids_intents: np.ndarray, ids_logs: np.ndarray,
-                   backend: str = "auto") -> dict[str, np.ndarray]:
+def runtime_logits(
+    bundle_dir: Path, ids_intents: np.ndarray, ids_logs: np.ndarray, backend: str = "auto"
+) -> dict[str, np.ndarray]:
     """Run held-out ids through the int8 segments with the edge runtime (what devices run)."""
     from edge_agent.runtime.model import Model
 
@@ -167,20 +219,42 @@ def runtime_logits(bundle_dir: Path, ids_intents: np.ndarray, ids_logs: np.ndarr
     return {"intent": intent, "slots": slots, "severity": sev, "category": cat, "anomaly": anom}
 
 
-def _int8_metrics_and_calibration(stage: Path, it: IntentArrays, lg: LogArrays) -> tuple[dict[str, float], dict[str, Any]]:
+def _int8_metrics_and_calibration(
+    stage: Path, it: IntentArrays, lg: LogArrays
+) -> tuple[dict[str, float], dict[str, Any]]:
     out = runtime_logits(stage, it.ids, lg.ids)
     half = len(it.ids) // 2  # calibrate on one half, report on the other
     temperature, thresholds = calibrate(out["intent"][:half], it.intent[:half])
     raw = intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids)
-    cal = intent_metrics(out["intent"][half:], out["slots"][half:], it.intent[half:], it.tags[half:], it.ids[half:],
-                         temperature, thresholds)
-    metrics = {**raw, **log_metrics(out["severity"], out["category"], out["anomaly"], lg.severity, lg.category, lg.anomaly)}
-    metrics.update({f"calibrated_{k}": v for k, v in cal.items() if k in ("in_scope_accuracy", "oos_rejection")})
+    cal = intent_metrics(
+        out["intent"][half:],
+        out["slots"][half:],
+        it.intent[half:],
+        it.tags[half:],
+        it.ids[half:],
+        temperature,
+        thresholds,
+    )
+    metrics = {
+        **raw,
+        **log_metrics(out["severity"], out["category"], out["anomaly"], lg.severity, lg.category, lg.anomaly),
+    }
+    metrics.update(
+        {f"calibrated_{k}": v for k, v in cal.items() if k in ("in_scope_accuracy", "oos_rejection")}
+    )
     return metrics, {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
 
 
-def _manifest(stage: Path, tok: Tokenizer, plan: BuildPlan, segs: list[Any], tpu_segs: list[Any],
-              blocked: dict[str, str], student_cfg: dict[str, Any], teacher_cfg: dict[str, Any]) -> dict[str, Any]:
+def _manifest(
+    stage: Path,
+    tok: Tokenizer,
+    plan: BuildPlan,
+    segs: list[Any],
+    tpu_segs: list[Any],
+    blocked: dict[str, str],
+    student_cfg: dict[str, Any],
+    teacher_cfg: dict[str, Any],
+) -> dict[str, Any]:
     import tensorflow as tf
 
     blocks = [f"block{i}" for i in range(len(student_cfg["block_kinds"]))]
@@ -188,24 +262,41 @@ def _manifest(stage: Path, tok: Tokenizer, plan: BuildPlan, segs: list[Any], tpu
     variants: dict[str, Any] = {}
     if not blocked:
         variants["edgetpu"] = {
-            "segments": [{"name": s.name, "file": s.file, "inputs": s.inputs, "outputs": s.outputs} for s in tpu_segs],
+            "segments": [
+                {"name": s.name, "file": s.file, "inputs": s.inputs, "outputs": s.outputs} for s in tpu_segs
+            ],
             "io": "int8",
-            "note": "full-integer int8 (TFLITE_BUILTINS_INT8 only); compile with edgetpu_compiler on the build host",
+            "note": "full-integer int8 (TFLITE_BUILTINS_INT8 only); "
+            "compile with edgetpu_compiler on the build host",
             "blocked": {},
         }
     return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "model": {"id": MODEL_ID, "version": MODEL_VERSION},
-        "converter": {"tensorflow": tf.__version__, "quantization": "int8, per-channel weights, calibrated activations",
-                      "io": "float32 at segment boundaries (default variant)"},
-        "tokenizer": {"file": "tokenizer.model", "type": "sentencepiece-unigram", "max_len": plan.max_len,
-                      "vocab_size": tok.vocab_size, "normalization": "nmt_nfkc_cf", "pad_id": 0, "unk_id": 1},
+        "converter": {
+            "tensorflow": tf.__version__,
+            "quantization": "int8, per-channel weights, calibrated activations",
+            "io": "float32 at segment boundaries (default variant)",
+        },
+        "tokenizer": {
+            "file": "tokenizer.model",
+            "type": "sentencepiece-unigram",
+            "max_len": plan.max_len,
+            "vocab_size": tok.vocab_size,
+            "normalization": "nmt_nfkc_cf",
+            "pad_id": 0,
+            "unk_id": 1,
+        },
         "architecture": {"student": student_cfg, "teacher": teacher_cfg},
         "segments": seg_table,
         "graphs": {"intents": ["embed", *blocks, "intent_head"], "logs": ["embed", *blocks, "logs_head"]},
-        "labels": {"intents": list(INTENT_LABELS), "slot_tags": list(SLOT_TAGS), "severity": list(SEVERITIES),
-                   "category": list(CATEGORIES)},
+        "labels": {
+            "intents": list(INTENT_LABELS),
+            "slot_tags": list(SLOT_TAGS),
+            "severity": list(SEVERITIES),
+            "category": list(CATEGORIES),
+        },
         "calibration": {"temperature": 1.0, "intent_thresholds": {}, "anomaly_threshold": 0.5},
         "metrics": {},
         "variants": variants,

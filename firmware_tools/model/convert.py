@@ -46,14 +46,24 @@ def segment_plan(net: Network, calib_ids: np.ndarray) -> list[_Plan]:
     hidden = [np.asarray(h) for h in net.hidden(calib_ids)]
     ids_spec = tf.TensorSpec((1, L), tf.int32, name="ids")
     plans = [
-        _Plan("embed", lambda ids: {"h0": net.embed(ids, training=False)}, ["ids"], [ids_spec],
-              lambda i: [calib_ids[i : i + 1]]),
+        _Plan(
+            "embed",
+            lambda ids: {"h0": net.embed(ids, training=False)},
+            ["ids"],
+            [ids_spec],
+            lambda i: [calib_ids[i : i + 1]],
+        ),
     ]
     for b, block in enumerate(net.blocks):
-        plans.append(_Plan(
-            f"block{b}", _block_fn(block, b), [f"h{b}"], [tf.TensorSpec((1, L, D), tf.float32, name=f"h{b}")],
-            _row(hidden[b]),
-        ))
+        plans.append(
+            _Plan(
+                f"block{b}",
+                _block_fn(block, b),
+                [f"h{b}"],
+                [tf.TensorSpec((1, L, D), tf.float32, name=f"h{b}")],
+                _row(hidden[b]),
+            )
+        )
     last = f"h{cfg.n_blocks}"
     hspec = tf.TensorSpec((1, L, D), tf.float32, name=last)
 
@@ -66,10 +76,24 @@ def segment_plan(net: Network, calib_ids: np.ndarray) -> list[_Plan]:
         return {"severity_logits": sev, "category_logits": cat, "anomaly_logit": anom}
 
     last_h = hidden[-1]
-    plans.append(_Plan("intent_head", intent_fn, [last, "ids"], [hspec, ids_spec],
-                       lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]]))
-    plans.append(_Plan("logs_head", logs_fn, [last, "ids"], [hspec, ids_spec],
-                       lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]]))
+    plans.append(
+        _Plan(
+            "intent_head",
+            intent_fn,
+            [last, "ids"],
+            [hspec, ids_spec],
+            lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]],
+        )
+    )
+    plans.append(
+        _Plan(
+            "logs_head",
+            logs_fn,
+            [last, "ids"],
+            [hspec, ids_spec],
+            lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]],
+        )
+    )
     return plans
 
 
@@ -94,7 +118,7 @@ def convert_segments(
         fname = f"{plan.name}{'.edgetpu' if edgetpu else ''}.tflite"
         try:
             blob = _convert(plan, n_calib, edgetpu)
-        except Exception as exc:  # noqa: BLE001 - converter raises many types; we record why
+        except Exception as exc:
             if not edgetpu:
                 raise
             blocked[plan.name] = str(exc).strip().splitlines()[-1][:300]

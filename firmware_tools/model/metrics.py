@@ -44,9 +44,15 @@ def accept(probs: np.ndarray, thresholds: dict[str, float] | None) -> np.ndarray
     return pred
 
 
-def intent_metrics(intent_logits: np.ndarray, slot_logits: np.ndarray, gold_intent: np.ndarray,
-                   gold_tags: np.ndarray, ids: np.ndarray, temperature: float = 1.0,
-                   thresholds: dict[str, float] | None = None) -> dict[str, float]:
+def intent_metrics(
+    intent_logits: np.ndarray,
+    slot_logits: np.ndarray,
+    gold_intent: np.ndarray,
+    gold_tags: np.ndarray,
+    ids: np.ndarray,
+    temperature: float = 1.0,
+    thresholds: dict[str, float] | None = None,
+) -> dict[str, float]:
     pred = accept(softmax(intent_logits, temperature), thresholds)
     in_scope = gold_intent != OOS_INDEX
     tp = fp = fn = 0
@@ -61,15 +67,23 @@ def intent_metrics(intent_logits: np.ndarray, slot_logits: np.ndarray, gold_inte
     f1 = 2 * tp / max(1, 2 * tp + fp + fn)
     return {
         "intent_accuracy": float((pred == gold_intent).mean()),
-        "in_scope_accuracy": float((pred[in_scope] == gold_intent[in_scope]).mean()) if in_scope.any() else 0.0,
+        "in_scope_accuracy": float((pred[in_scope] == gold_intent[in_scope]).mean())
+        if in_scope.any()
+        else 0.0,
         "oos_rejection": float((pred[~in_scope] == OOS_INDEX).mean()) if (~in_scope).any() else 0.0,
         "slot_span_f1": float(f1),
         "slot_exact": float(np.mean(exact)) if exact else 0.0,
     }
 
 
-def log_metrics(sev: np.ndarray, cat: np.ndarray, anom: np.ndarray, gold_sev: np.ndarray,
-                gold_cat: np.ndarray, gold_anom: np.ndarray) -> dict[str, float]:
+def log_metrics(
+    sev: np.ndarray,
+    cat: np.ndarray,
+    anom: np.ndarray,
+    gold_sev: np.ndarray,
+    gold_cat: np.ndarray,
+    gold_anom: np.ndarray,
+) -> dict[str, float]:
     flag = anom.reshape(-1) > 0.0
     gold = gold_anom.reshape(-1) > 0.5
     tp = float((flag & gold).sum())

@@ -14,7 +14,7 @@ from typing import Any
 import keras
 from keras import layers, ops
 
-__all__ = ["Embed", "Block", "IntentHead", "LogsHead", "NetConfig", "Network", "build_network"]
+__all__ = ["Block", "Embed", "IntentHead", "LogsHead", "NetConfig", "Network", "build_network"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,9 @@ class Embed(layers.Layer):
     def __init__(self, cfg: NetConfig, **kw: Any) -> None:
         super().__init__(**kw)
         self.tok = layers.Embedding(cfg.vocab, cfg.d_model, name="tok")
-        self.pos = self.add_weight(name="pos", shape=(1, cfg.max_len, cfg.d_model), initializer="random_normal")
+        self.pos = self.add_weight(
+            name="pos", shape=(1, cfg.max_len, cfg.d_model), initializer="random_normal"
+        )
         self.norm = Norm(name="norm")
         self.drop = layers.Dropout(cfg.dropout)
 
@@ -161,7 +163,9 @@ class Network:
 
 def build_network(cfg: NetConfig, name: str) -> Network:
     embed = Embed(cfg, name="embed")
-    blocks = [Block(cfg, kind, dilation=1 + i % 2, name=f"block{i}") for i, kind in enumerate(cfg.block_kinds)]
+    blocks = [
+        Block(cfg, kind, dilation=1 + i % 2, name=f"block{i}") for i, kind in enumerate(cfg.block_kinds)
+    ]
     ihead = IntentHead(cfg, name="intent_head")
     lhead = LogsHead(cfg, name="logs_head")
     ids = keras.Input(shape=(cfg.max_len,), dtype="int32", name="ids")

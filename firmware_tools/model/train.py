@@ -40,8 +40,9 @@ class Targets:
     y: dict[str, np.ndarray]
 
 
-def make_targets(intents: IntentArrays, logs: LogArrays, teacher: dict[str, np.ndarray] | None,
-                 n_classes: dict[str, int]) -> Targets:
+def make_targets(
+    intents: IntentArrays, logs: LogArrays, teacher: dict[str, np.ndarray] | None, n_classes: dict[str, int]
+) -> Targets:
     """Stack intent rows then log rows; teacher logits (same row order) are optional."""
     ni, nl = len(intents.ids), len(logs.ids)
     L = intents.ids.shape[1]
@@ -51,7 +52,9 @@ def make_targets(intents: IntentArrays, logs: LogArrays, teacher: dict[str, np.n
 
     def pack(weight: np.ndarray, label: np.ndarray, head: str) -> np.ndarray:
         soft = teacher[head] if teacher is not None else np.zeros((len(weight), n_classes[head]), np.float32)
-        return np.concatenate([weight[:, None], label[:, None].astype(np.float32), soft], axis=1).astype(np.float32)
+        return np.concatenate([weight[:, None], label[:, None].astype(np.float32), soft], axis=1).astype(
+            np.float32
+        )
 
     zeros_i, zeros_l = np.zeros(ni, np.int32), np.zeros(nl, np.int32)
     slot_w = np.concatenate([(intents.ids != 0).astype(np.float32), np.zeros((nl, L), np.float32)])
@@ -91,7 +94,8 @@ def _sigmoid_kd(kd: KD) -> Any:
             t = kd.temperature
             soft = ops.sigmoid(y_true[:, 2] / t)
             total = total + (1.0 - kd.alpha) * t * t * keras.losses.binary_crossentropy(
-                soft[:, None], (z / t)[:, None], from_logits=True)
+                soft[:, None], (z / t)[:, None], from_logits=True
+            )
         return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
     return loss
@@ -117,13 +121,22 @@ class _Bar(keras.callbacks.Callback):
         self.bar.close()
 
 
-def fit(net: Network, data: Targets, *, epochs: int, batch: int, lr: float, kd: KD, seed: int, desc: str) -> None:
+def fit(
+    net: Network, data: Targets, *, epochs: int, batch: int, lr: float, kd: KD, seed: int, desc: str
+) -> None:
     steps = int(np.ceil(len(data.ids) / batch)) * epochs
-    schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05)
+    schedule = keras.optimizers.schedules.CosineDecay(
+        lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
+    )
     net.model.compile(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
-        loss={"intent": _softmax_kd(kd), "slots": _slot_loss, "severity": _softmax_kd(kd),
-              "category": _softmax_kd(kd), "anomaly": _sigmoid_kd(kd)},
+        loss={
+            "intent": _softmax_kd(kd),
+            "slots": _slot_loss,
+            "severity": _softmax_kd(kd),
+            "category": _softmax_kd(kd),
+            "anomaly": _sigmoid_kd(kd),
+        },
         loss_weights={"intent": 1.0, "slots": 1.0, "severity": 0.5, "category": 0.5, "anomaly": 1.0},
     )
     ds = (

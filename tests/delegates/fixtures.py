@@ -7,6 +7,7 @@ builds it once. The delegates are compiled from ``test_delegate.c`` with gcc at 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -38,10 +39,8 @@ def synth_bundle_dir(params: str = "300K") -> Path:
         env=env,
         capture_output=True,
     )
-    try:
+    with contextlib.suppress(OSError):  # another session won the race; theirs is identical
         os.replace(work / "b", final)
-    except OSError:  # another session won the race; theirs is identical
-        pass
     shutil.rmtree(work, ignore_errors=True)
     return final
 
@@ -52,8 +51,19 @@ def build_delegates(out: Path) -> dict[str, Path]:
     for name, flags in VARIANTS.items():
         lib = out / f"lib{name}_delegate.so"
         subprocess.run(
-            ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", *flags,
-             "-o", str(lib), str(HERE / "test_delegate.c")],
+            [
+                "gcc",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-shared",
+                "-fPIC",
+                *flags,
+                "-o",
+                str(lib),
+                str(HERE / "test_delegate.c"),
+            ],
             check=True,
             capture_output=True,
         )

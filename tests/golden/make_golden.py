@@ -42,14 +42,26 @@ def main() -> None:
             ids = model.tokenizer.encode(text).ids[None]
             logits, _ = model.run_intents(ids)
             result = rec.recognize([text])[0]
-            cases.append({"text": text, "ids": ids[0].tolist(), "intent_logits": [round(float(x), 5) for x in logits[0]],
-                          "intent": result.intent})
+            cases.append(
+                {
+                    "text": text,
+                    "ids": ids[0].tolist(),
+                    "intent_logits": [round(float(x), 5) for x in logits[0]],
+                    "intent": result.intent,
+                }
+            )
         logs = []
         for line in LOG_LINES:
             ids = model.tokenizer.encode(line).ids[None]
             sev, cat, anom = model.run_logs(ids)
-            logs.append({"line": line, "severity_logits": [round(float(x), 5) for x in sev[0]],
-                         "category_logits": [round(float(x), 5) for x in cat[0]], "anomaly_logit": round(float(anom[0]), 5)})
+            logs.append(
+                {
+                    "line": line,
+                    "severity_logits": [round(float(x), 5) for x in sev[0]],
+                    "category_logits": [round(float(x), 5) for x in cat[0]],
+                    "anomaly_logit": round(float(anom[0]), 5),
+                }
+            )
         golden["backends"][backend] = {"intents": cases, "logs": logs}
     OUT.write_text(json.dumps(golden, indent=1) + "\n")
     print(f"wrote {OUT}")

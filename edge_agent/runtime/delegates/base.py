@@ -29,7 +29,9 @@ class DelegateSetup:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def make_interpreter(backend: Backend, model_path: str | Path, setup: DelegateSetup, threads: int) -> Interpreter:
+def make_interpreter(
+    backend: Backend, model_path: str | Path, setup: DelegateSetup, threads: int
+) -> Interpreter:
     """An interpreter for ``model_path`` with the setup's delegates (tensors allocated).
 
     With ``xnnpack`` on this is :meth:`Backend.make_interpreter`; with it off the built-in kernels

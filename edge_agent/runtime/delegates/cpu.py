@@ -19,9 +19,13 @@ class CpuConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["cpu"] = "cpu"
-    name: str | None = Field(None, description="label in stats (default: cpu)")
-    xnnpack: bool = Field(True, description="use the XNNPACK delegate (faster int8 kernels, more RAM)")
-    threads: int | None = Field(None, ge=1, le=64, description="interpreter threads (default: runtime.threads)")
+    name: str | None = Field(default=None, description="label in stats (default: cpu)")
+    xnnpack: bool = Field(
+        default=True, description="use the XNNPACK delegate (faster int8 kernels, more RAM)"
+    )
+    threads: int | None = Field(
+        default=None, ge=1, le=64, description="interpreter threads (default: runtime.threads)"
+    )
 
 
 def prepare(config: CpuConfig, backend: Backend, bundle: Bundle, name: str) -> DelegateSetup:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,26 +21,36 @@ class EdgeTpuConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["edgetpu"] = "edgetpu"
-    name: str | None = Field(None, description="label in stats (default: edgetpu)")
-    library: str = Field("libedgetpu.so.1", min_length=1, description="EdgeTPU runtime library")
+    name: str | None = Field(default=None, description="label in stats (default: edgetpu)")
+    library: str = Field(default="libedgetpu.so.1", min_length=1, description="EdgeTPU runtime library")
     device: str | None = Field(
-        None, pattern=r"^(usb|pci)(:\d+)?$", description="which chip: usb, pci, usb:N, pci:N (default: first)"
+        default=None,
+        pattern=r"^(usb|pci)(:\d+)?$",
+        description="which chip: usb, pci, usb:N, pci:N (default: first)",
     )
-    variant: str = Field("edgetpu", min_length=1, description="bundle variant compiled for the EdgeTPU")
+    variant: str = Field(
+        default="edgetpu", min_length=1, description="bundle variant compiled for the EdgeTPU"
+    )
 
 
 def prepare(config: EdgeTpuConfig, backend: Backend, bundle: Bundle, name: str) -> DelegateSetup:
     options = {"device": config.device} if config.device else {}
     try:
+        ctypes.CDLL(config.library)  # a missing runtime is reported without a half-built Delegate
         delegate = backend.load_delegate(config.library, options)
+    except OSError as exc:
+        raise DelegateUnavailable(
+            f"EdgeTPU runtime {config.library} is not installed (install libedgetpu1-std or -max): {exc}"
+        ) from exc
     except DelegateUnavailable as exc:
         raise DelegateUnavailable(
-            f"EdgeTPU runtime {config.library} did not load (library not installed or no Coral "
-            f"{config.device or 'device'} attached): {exc}"
+            f"EdgeTPU runtime {config.library} found, but no Coral {config.device or 'device'} "
+            f"could be opened (not attached, or in use): {exc}"
         ) from exc
     if not bundle.has_variant(config.variant):
         raise DelegateUnavailable(
-            f"bundle {bundle.model_id} has no {config.variant!r} variant (segments compiled with edgetpu_compiler)"
+            f"bundle {bundle.model_id} has no {config.variant!r} variant "
+            "(segments compiled with edgetpu_compiler)"
         )
     return DelegateSetup(
         name=name,

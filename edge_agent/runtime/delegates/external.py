@@ -24,12 +24,12 @@ class ExternalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["external"] = "external"
-    name: str | None = Field(None, description="label in stats (default: the library's file name)")
-    library: str = Field(..., min_length=1, description="path or soname of the delegate library")
+    name: str | None = Field(default=None, description="label in stats (default: the library's file name)")
+    library: str = Field(min_length=1, description="path or soname of the delegate library")
     options: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="key/value options passed to tflite_plugin_create_delegate"
     )
-    variant: str = Field("default", min_length=1, description="bundle variant this delegate runs")
+    variant: str = Field(default="default", min_length=1, description="bundle variant this delegate runs")
 
 
 def prepare(config: ExternalConfig, backend: Backend, bundle: Bundle, name: str) -> DelegateSetup:

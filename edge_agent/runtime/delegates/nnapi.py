@@ -32,9 +32,11 @@ class NnapiConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["nnapi"] = "nnapi"
-    name: str | None = Field(None, description="label in stats (default: nnapi)")
-    library: str | None = Field(None, min_length=1, description="NNAPI delegate plugin library")
-    accelerator: str | None = Field(None, min_length=1, description="NNAPI device name (default: any)")
+    name: str | None = Field(default=None, description="label in stats (default: nnapi)")
+    library: str | None = Field(default=None, min_length=1, description="NNAPI delegate plugin library")
+    accelerator: str | None = Field(
+        default=None, min_length=1, description="NNAPI device name (default: any)"
+    )
     execution_preference: Literal["low_power", "fast_single_answer", "sustained_speed"] = "fast_single_answer"
     allow_fp16: bool = False
 

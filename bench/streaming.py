@@ -1,0 +1,193 @@
+"""Layer streaming on a large synthetic bundle: peak RSS and latency against the weight budget.
+
+    edge-fw synth-bundle --params 100M --out /tmp/edge-agent-bench/synth-100M   # once, ~100 MB
+    nice .venv/bin/python bench/streaming.py --bundle /tmp/edge-agent-bench/synth-100M
+
+Every configuration runs in its own child process (peak RSS is per process), which imports only
+the runtime pieces a streamed model needs (bundle, backend, segment executor). Printed:
+
+* peak RSS and warm latency (median, batch 1 and batch 8 = eight queued requests pushed
+  through each loaded segment) for ``resident`` and for ``stream``/``auto`` at each budget;
+* the ratios the issue sets targets for: stream@16 MB RSS <= 64 MB, warm streamed latency
+  <= 2.5x resident at batch 1 and <= 1.5x at batch 8;
+* cold: one streamed forward with every weight file evicted from the page cache, against the
+  time to ``read()`` all weight files once from a cold cache (target <= 1.15x);
+* a PNG of RSS and latency against the budget (``--png``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_BUNDLE = Path("/tmp/edge-agent-bench/synth-100M")
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _weight_files(bundle: Any) -> list[Path]:
+    return [bundle.path / s.file for s in bundle.segments().values()]
+
+
+def _child(cfg: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    from edge_agent.runtime.backend import load_backend
+    from edge_agent.runtime.bundle import load_bundle
+    from edge_agent.runtime.segments import SegmentExecutor, evict_from_page_cache
+
+    bundle = load_bundle(cfg["bundle"], verify_hashes=False)
+    backend = load_backend(cfg["backend"])
+    threads = int(cfg["threads"])
+    ex = SegmentExecutor(
+        bundle,
+        lambda p: backend.make_interpreter(p, threads),
+        residency=cfg["residency"],
+        weight_budget_mb=cfg["budget"],
+        prefetch=cfg["prefetch"],
+    )
+    max_len = int(bundle.manifest["tokenizer"]["max_len"])
+    ids = np.random.default_rng(0).integers(1, 200, size=(8, max_len)).astype(np.int32)
+    if cfg.get("cold"):
+        return _cold(ex, bundle, ids, int(cfg["runs"]), evict_from_page_cache)
+    ex.run("intents", {"ids": ids[:1]})  # warm: pages cached, interpreters (resident) built
+    b1, b8 = [], []
+    for _ in range(int(cfg["runs"])):
+        t0 = time.perf_counter()
+        ex.run("intents", {"ids": ids[:1]})
+        b1.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ex.run_many("intents", [{"ids": ids[i : i + 1]} for i in range(8)])
+        b8.append(time.perf_counter() - t0)
+    return {
+        "b1_ms": 1000 * statistics.median(b1),
+        "b8_ms": 1000 * statistics.median(b8),
+        "peak_rss_mb": _rss_mb(),
+        "resident_mb": sum(ex.sizes[n] for n in ex.resident_names) / (1 << 20),
+    }
+
+
+def _cold(ex: Any, bundle: Any, ids: Any, runs: int, evict: Any) -> dict[str, Any]:
+    files = _weight_files(bundle)
+    reads, fwds = [], []
+    buf = bytearray(1 << 20)
+    for _ in range(runs):
+        for f in files:
+            evict(f)
+        t0 = time.perf_counter()
+        for f in files:
+            with f.open("rb", buffering=0) as fh:
+                while fh.readinto(buf):
+                    pass
+        reads.append(time.perf_counter() - t0)
+        for f in files:
+            evict(f)
+        t0 = time.perf_counter()
+        ex.run("intents", {"ids": ids[:1]})
+        fwds.append(time.perf_counter() - t0)
+    return {
+        "read_all_ms": 1000 * statistics.median(reads),
+        "cold_forward_ms": 1000 * statistics.median(fwds),
+        "peak_rss_mb": _rss_mb(),
+    }
+
+
+def _spawn(cfg: dict[str, Any]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(cfg)], capture_output=True, text=True, env=env, check=False
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"child failed for {cfg}:\n{out.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _plot(path: Path, rows: list[dict[str, Any]], resident: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for mode, marker in (("stream", "o"), ("auto", "s")):
+        pts = [r for r in rows if r["residency"] == mode]
+        if not pts:
+            continue
+        xs = [r["budget"] for r in pts]
+        ax1.plot(xs, [r["peak_rss_mb"] for r in pts], marker=marker, label=f"{mode} peak RSS")
+        ax2.plot(xs, [r["b1_ms"] for r in pts], marker=marker, label=f"{mode} batch 1")
+        ax2.plot(xs, [r["b8_ms"] / 8 for r in pts], marker=marker, linestyle="--", label=f"{mode} batch 8 (per request)")
+    ax1.axhline(resident["peak_rss_mb"], color="grey", linestyle=":", label="resident peak RSS")
+    ax1.axhline(64, color="red", linestyle="--", linewidth=0.8, label="target 64 MB")
+    ax2.axhline(resident["b1_ms"], color="grey", linestyle=":", label="resident batch 1")
+    ax2.axhline(resident["b8_ms"] / 8, color="black", linestyle=":", label="resident batch 8 (per request)")
+    for ax, ylabel in ((ax1, "peak RSS (MB)"), (ax2, "warm latency (ms)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("weight budget (MB)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("100M-parameter synthetic bundle: memory and latency against weight budget")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE)
+    ap.add_argument("--backend", default="tflite-runtime")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--budgets", default="8,16,32,64,128")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--prefetch", type=int, default=2)
+    ap.add_argument("--png", type=Path, default=REPO / "bench" / "out" / "streaming.png")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_child(json.loads(args.child))))
+        return 0
+    if not (args.bundle / "manifest.json").exists():
+        print(f"no bundle at {args.bundle}; make one with: edge-fw synth-bundle --params 100M --out {args.bundle}")
+        return 2
+    base = {"bundle": str(args.bundle), "backend": args.backend, "threads": args.threads, "runs": args.runs}
+    base["prefetch"] = args.prefetch
+    resident = _spawn({**base, "residency": "resident", "budget": None})
+    print(f"resident: peak RSS {resident['peak_rss_mb']:.1f} MB, batch 1 {resident['b1_ms']:.1f} ms, "
+          f"batch 8 {resident['b8_ms']:.1f} ms")
+    rows = []
+    for mode in ("stream", "auto"):
+        for budget in [float(b) for b in args.budgets.split(",")]:
+            r = {**_spawn({**base, "residency": mode, "budget": budget}), "residency": mode, "budget": budget}
+            rows.append(r)
+            print(f"{mode:6s} budget {budget:6.0f} MB: peak RSS {r['peak_rss_mb']:6.1f} MB, "
+                  f"batch 1 {r['b1_ms']:7.1f} ms ({r['b1_ms'] / resident['b1_ms']:.2f}x), "
+                  f"batch 8 {r['b8_ms']:7.1f} ms ({r['b8_ms'] / resident['b8_ms']:.2f}x), "
+                  f"kept resident {r['resident_mb']:.1f} MB")
+    cold = _spawn({**base, "residency": "stream", "budget": 16.0, "cold": True, "runs": 3})
+    s16 = next(r for r in rows if r["residency"] == "stream" and r["budget"] == 16.0)
+    print("\ntargets (stream, 16 MB budget):")
+    print(f"  peak RSS {s16['peak_rss_mb']:.1f} MB (target <= 64; resident {resident['peak_rss_mb']:.1f} MB)")
+    print(f"  warm batch 1 {s16['b1_ms'] / resident['b1_ms']:.2f}x resident (target <= 2.5)")
+    print(f"  warm batch 8 {s16['b8_ms'] / resident['b8_ms']:.2f}x resident (target <= 1.5)")
+    print(f"  cold forward {cold['cold_forward_ms']:.0f} ms vs read() of all weights {cold['read_all_ms']:.0f} ms "
+          f"= {cold['cold_forward_ms'] / cold['read_all_ms']:.2f}x (target <= 1.15)")
+    _plot(args.png, rows, resident)
+    print(f"plot: {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The generated intent training data: contract, determinism, coverage, and agreement with build_slots."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import pytest
+
+from edge_agent.nlu.result import Span
+from edge_agent.nlu.schema import INTENTS
+from edge_agent.nlu.slots import build_slots
+from firmware_tools.data.intents import IntentExample, check_example, generate, generate_intent, sample_home
+
+
+@pytest.fixture(scope="module")
+def examples() -> list[IntentExample]:
+    return generate(seed=11, n=6000)
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return str(value).lower()
+
+
+def test_deterministic_from_seed() -> None:
+    a = [(e.text, e.intent, e.spans, e.slots) for e in generate(5, 300)]
+    b = [(e.text, e.intent, e.spans, e.slots) for e in generate(5, 300)]
+    c = [(e.text, e.intent, e.spans, e.slots) for e in generate(6, 300)]
+    assert a == b
+    assert a != c
+
+
+def test_every_example_keeps_the_contract(examples: list[IntentExample]) -> None:
+    for ex in examples:
+        check_example(ex)
+        assert ex.text == ex.text.strip() and ex.text
+
+
+def test_every_intent_and_out_of_scope_share(examples: list[IntentExample]) -> None:
+    counts = collections.Counter(e.intent for e in examples)
+    assert set(INTENTS) <= set(counts)
+    oos = counts[None] / len(examples)
+    assert 0.18 < oos < 0.27
+
+
+def test_variety(examples: list[IntentExample]) -> None:
+    texts = [e.text for e in examples]
+    assert len(set(texts)) > 0.8 * len(texts)
+    lowered = sum(1 for t in texts if t == t.lower())
+    assert 0.3 < lowered / len(texts) < 0.95
+
+
+def test_expected_slots_match_build_slots(examples: list[IntentExample]) -> None:
+    """The spans, run through the real slot builder with the example's home, give its slots."""
+    total = mismatched = 0
+    for ex in examples:
+        if ex.intent is None:
+            continue
+        total += 1
+        got = build_slots(ex.text, ex.intent, [Span(s, e, k, 1.0) for s, e, k in ex.spans], ex.home, ex.context_area)
+        if {k: _norm(v.value) for k, v in got.items()} != {k: _norm(v) for k, v in ex.slots.items()}:
+            mismatched += 1
+    # a few noisy names fall outside the fuzzy threshold on purpose; nothing systematic may
+    assert mismatched / total < 0.01
+
+
+def test_out_of_scope_has_no_slots(examples: list[IntentExample]) -> None:
+    for ex in examples:
+        if ex.intent is None:
+            assert ex.spans == [] and ex.slots == {}
+
+
+def test_typical_slots_appear(examples: list[IntentExample]) -> None:
+    by_intent: dict[str, set[str]] = collections.defaultdict(set)
+    for ex in examples:
+        if ex.intent:
+            by_intent[ex.intent] |= set(ex.slots)
+    assert {"area", "domain", "name", "floor"} <= by_intent["HassTurnOn"]
+    assert {"state", "device_class", "domain"} <= by_intent["HassGetState"]
+    assert {"brightness", "color"} <= by_intent["HassLightSet"]
+    assert {"hours", "minutes", "seconds", "name", "conversation_command"} <= by_intent["HassStartTimer"]
+    assert {"start_minutes"} <= by_intent["HassCancelTimer"] | by_intent["HassPauseTimer"]
+    assert {"search_query", "media_class"} <= by_intent["HassMediaSearchAndPlay"]
+    assert {"item", "name"} <= by_intent["HassListAddItem"]
+    assert "brightness_step" in by_intent["EdgeLightSetRelative"]
+    assert "temperature_step" in by_intent["EdgeClimateSetRelative"]
+
+
+def test_generate_intent_and_homes() -> None:
+    ex = generate_intent("HassStartTimer", seed=3)
+    assert ex.intent == "HassStartTimer"
+    assert generate_intent("__none__", seed=3).intent is None
+    home = sample_home(1)
+    assert home.areas and home.entities
+    assert {e.domain for e in home.entities} >= {"light", "switch", "cover", "media_player"}
+    assert sample_home(1).to_dict() == home.to_dict()
