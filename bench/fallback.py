@@ -33,7 +33,9 @@ from edge_agent.runtime.config import RuntimeConfig  # noqa: E402
 def _compile(out: Path) -> Path:
     lib = out / "libflaky_delegate.so"
     src = REPO / "tests" / "delegates" / "test_delegate.c"
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-DFAIL_AT_INVOKE", "-o", str(lib), str(src)], check=True)
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-DFAIL_AT_INVOKE", "-o", str(lib), str(src)], check=True
+    )
     return lib
 
 
@@ -64,7 +66,9 @@ def main() -> int:
 
     cpu_only = RuntimeConfig(backend=args.backend, residency=args.residency)
     ref_chain = build_chain(bundle, cpu_only, background_reprobe=False)
-    reference = [ref_chain.run("intents", {"ids": ids[i : i + 1]})["intent_logits"] for i in range(args.requests)]
+    reference = [
+        ref_chain.run("intents", {"ids": ids[i : i + 1]})["intent_logits"] for i in range(args.requests)
+    ]
     ref_chain.close()
 
     rt = open_runtime(bundle, cfg)
@@ -91,15 +95,23 @@ def main() -> int:
         t.join()
     stats = rt.stats()
     wrong = sum(1 for i, r in results.items() if not np.allclose(r, reference[i], atol=1e-4))
-    print(f"requests: {args.requests} sent, {len(results)} answered, {len(errors)} lost, {wrong} differ from CPU")
+    print(
+        f"requests: {args.requests} sent, {len(results)} answered, {len(errors)} lost, "
+        f"{wrong} differ from CPU"
+    )
     for s in stats["switches"]:
         print(f"  switch {s['from']} -> {s['to']}: {s['reason'][:100]}")
-    print(f"  failovers={stats['failovers']} retried_requests={stats['retried_requests']} served={stats['served']}")
+    print(
+        f"  failovers={stats['failovers']} retried_requests={stats['retried_requests']} "
+        f"served={stats['served']}"
+    )
     print(f"  batches={stats['batches']} for {stats['batched_requests']} requests")
     for b in stats["backends"]:
         print(f"  backend {b['name']}: {b['status']} ({b['reason']})")
     lat = np.array(sorted(latency.values())) * 1000
-    print(f"latency ms: p50 {np.percentile(lat, 50):.2f}  p99 {np.percentile(lat, 99):.2f}  max {lat.max():.2f}")
+    print(
+        f"latency ms: p50 {np.percentile(lat, 50):.2f}  p99 {np.percentile(lat, 99):.2f}  max {lat.max():.2f}"
+    )
 
     flag.unlink()  # the device is back
     t0 = time.perf_counter()

@@ -68,7 +68,9 @@ class ProxyRecognizer:
         x = tf.keras.layers.Conv1D(160, 5, padding="same", activation="relu")(x)
         x = tf.keras.layers.Conv1D(160, 3, padding="same", activation="relu")(x)
         pooled = tf.keras.layers.GlobalMaxPooling1D()(x)
-        intent = tf.keras.layers.Dense(len(LABELS), name="intent")(tf.keras.layers.Dense(160, activation="relu")(pooled))
+        intent = tf.keras.layers.Dense(len(LABELS), name="intent")(
+            tf.keras.layers.Dense(160, activation="relu")(pooled)
+        )
         tags = tf.keras.layers.Dense(len(TAGS), name="tags")(x)
         self.model = tf.keras.Model([ids, shp], [intent, tags])
         loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -81,7 +83,15 @@ class ProxyRecognizer:
         y_tag = np.array([tag_targets(e.text, e.spans) for e in examples], np.int32)  # type: ignore[attr-defined]
         self.model.fit([ids, shape], [y_int, y_tag], batch_size=128, epochs=self.epochs, verbose=2)
 
-    def recognize(self, texts: Sequence[str], home: Home | None, areas: Sequence[str | None]) -> list[IntentResult]:
+    def save(self, path: str) -> None:
+        self.model.save_weights(path)
+
+    def load(self, path: str) -> None:
+        self.model.load_weights(path)
+
+    def recognize(
+        self, texts: Sequence[str], home: Home | None, areas: Sequence[str | None]
+    ) -> list[IntentResult]:
         ids, shape = encode(texts)
         intent_logits, tag_logits = self.model.predict([ids, shape], batch_size=256, verbose=0)
         out: list[IntentResult] = []

@@ -91,7 +91,9 @@ class Score:
         self.examples: dict[tuple[str, str], str] = {}
         self.slot_examples: dict[str, str] = {}
 
-    def add(self, text: str, expected_intent: str | None, expected_slots: dict[str, Any], result: dict[str, Any]) -> None:
+    def add(
+        self, text: str, expected_intent: str | None, expected_slots: dict[str, Any], result: dict[str, Any]
+    ) -> None:
         self.n += 1
         got = result.get("intent")
         if got == expected_intent:
@@ -125,16 +127,27 @@ class Score:
 
 
 # ------------------------------------------------------------------------------ recognizers
-def run_cli(items: Sequence[tuple[str, str | None]], home_path: Path, bundle: str | None) -> list[dict[str, Any]]:
+def run_cli(
+    items: Sequence[tuple[str, str | None]], home_path: Path, bundle: str | None
+) -> list[dict[str, Any]]:
     """Send (text, context area) lines through `edge-agent intents`; one JSON result per line."""
     lines = []
     for text, area in items:
-        lines.append(json.dumps({"text": text, "context": {"area": area}}) if area else text.replace("\n", " "))
+        lines.append(
+            json.dumps({"text": text, "context": {"area": area}}) if area else text.replace("\n", " ")
+        )
     cmd = [sys.executable, "-m", "edge_agent", "intents", "--home", str(home_path)]
     if bundle:
         cmd += ["--bundle", bundle]
-    proc = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    proc = subprocess.run(
+        cmd,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"edge-agent intents failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -144,13 +157,17 @@ def run_cli(items: Sequence[tuple[str, str | None]], home_path: Path, bundle: st
 
 
 class ProxyRunner:
-    def __init__(self, n: int, seed: int, epochs: int) -> None:
+    def __init__(self, n: int, seed: int, epochs: int, weights: Path | None) -> None:
         from bench.intent_proxy import ProxyRecognizer
         from firmware_tools.data.intents import generate
 
-        examples = generate(seed, n)
         self.model = ProxyRecognizer(epochs=epochs, seed=seed)
-        self.model.fit(examples)
+        if weights is not None and weights.exists():
+            self.model.load(str(weights))
+            return
+        self.model.fit(generate(seed, n))
+        if weights is not None:
+            self.model.save(str(weights))
 
     def __call__(self, items: Sequence[tuple[str, str | None]], home: Home | None) -> list[dict[str, Any]]:
         results = self.model.recognize([t for t, _ in items], home, [a for _, a in items])
@@ -161,8 +178,13 @@ class ProxyRunner:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", help="bundle directory for edge-agent intents")
-    ap.add_argument("--proxy", type=int, default=0, metavar="N", help="train a stand-in model on N generated examples")
+    ap.add_argument(
+        "--proxy", type=int, default=0, metavar="N", help="train a stand-in model on N generated examples"
+    )
     ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument(
+        "--proxy-weights", type=Path, help="reuse (or save) the stand-in model's weights (*.weights.h5)"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--top", type=int, default=15, help="how many top errors to list")
     ap.add_argument("--dump", type=Path, help="write every dev record with its prediction (JSON lines) here")
@@ -171,7 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
     home_dict = fixtures_to_home(yaml.safe_load(FIXTURES.read_text(encoding="utf-8")))
     home = Home.from_dict(home_dict)
-    oos = [line.strip() for line in OOS.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    oos = [
+        line.strip()
+        for line in OOS.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     inscope = [json.loads(line) for line in INSCOPE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     dev_items = [(r["text"], (r.get("context") or {}).get("area")) for r in dev]
@@ -181,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         home_path = Path(tmp) / "home.yaml"
         home_path.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
         if args.proxy:
-            runner = ProxyRunner(args.proxy, args.seed, args.epochs)
+            runner = ProxyRunner(args.proxy, args.seed, args.epochs, args.proxy_weights)
             dev_out = runner(dev_items, home)
             ins_out = runner(ins_items, Home.from_dict(_inscope_home()))
             oos_out = runner(oos_items, home)
@@ -208,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ins.report("natural in-scope paraphrases (tests/data/inscope_dev.jsonl)", args.top)
 
     rejected = sum(1 for r in oos_out if r.get("intent") is None)
-    print(f"== out-of-scope rejection: {100.0 * rejected / max(1, len(oos_out)):.2f}%  ({rejected}/{len(oos_out)})")
+    share = 100.0 * rejected / max(1, len(oos_out))
+    print(f"== out-of-scope rejection: {share:.2f}%  ({rejected}/{len(oos_out)})")
     leaks = collections.Counter(r["intent"] for r in oos_out if r.get("intent") is not None)
     for (text, _), r in zip(oos_items, oos_out, strict=True):
         if r.get("intent") is not None and leaks[r["intent"]] > 0:

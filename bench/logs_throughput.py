@@ -5,7 +5,10 @@ against the number of templates known.
 Run it on one core, as the issue asks::
 
     taskset -c 0 .venv/bin/python bench/logs_throughput.py [--data ../shared/eval/logs] [--rounds 3]
-        [--png bench/logs_throughput.png] [--no-model]
+        [--png bench/logs_throughput.png] [--no-model | --force-model]
+
+By default the model heads the bundle's manifest vouches for are used (``trusted_heads``), as in
+the agent; ``--force-model`` runs the model once per template for every head.
 
 Ratio: the raw ``*_2k.log`` lines of every loghub system in ``--data``, system after system, fed
 in chunks of 2000, from an empty state. Curve: the first 500 lines of each system, measured after
@@ -85,6 +88,17 @@ def run_drain3_miner(systems: list[tuple[str, list[str]]]) -> float:
     return time.perf_counter() - t0
 
 
+FORCE_MODEL = False
+
+
+def _force_heads(svc: Any) -> None:
+    """--force-model: run the model for every head, whatever the manifest's metrics say."""
+    from edge_agent.logs.classifier import HEADS
+
+    if FORCE_MODEL and svc.classifier.has_model:
+        svc.classifier.heads = frozenset(HEADS)
+
+
 def run_service(
     systems: list[tuple[str, list[str]]], model: Any
 ) -> tuple[float, list[tuple[int, float]], int]:
@@ -94,6 +108,7 @@ def run_service(
     from edge_agent.logs.service import LogService
 
     svc = LogService(model=model, config=LogsConfig(window_lines=1000, window_s=60))
+    _force_heads(svc)
     points = []
     total = 0.0
     produced = 0
@@ -129,44 +144,55 @@ def synthetic(n: int) -> list[str]:
     return out
 
 
-def curve(
-    systems: list[tuple[str, list[str]]], model: Any, sizes: list[int]
-) -> dict[str, list[tuple[int, float]]]:
-    """lines/s on the same lines after preloading N synthetic templates, for each N."""
+def _curve_drain3(pre: list[str], lines: list[str]) -> tuple[int, float]:
     from drain3.drain import Drain
 
-    from edge_agent.logs.config import LogsConfig
     from edge_agent.logs.masking import mask
+
+    drain = Drain(depth=4, sim_th=0.4, max_children=100)
+    for line in pre:
+        drain.add_log_message(" ".join(mask(line)))
+    known = len(drain.id_to_cluster)
+    gc.collect()
+    t0 = time.perf_counter()
+    for line in lines:
+        drain.add_log_message(" ".join(mask(line)))
+    return known, len(lines) / (time.perf_counter() - t0)
+
+
+def _curve_ours(pre: list[str], lines: list[str], model: Any) -> tuple[int, float]:
+    from edge_agent.logs.config import LogsConfig
     from edge_agent.logs.records import RawLine
     from edge_agent.logs.service import LogService
 
-    lines = [line for _, ls in systems for line in ls[:500]]
+    svc = LogService(model=model, config=LogsConfig(window_lines=1000, max_templates=1_000_000))
+    _force_heads(svc)
+    svc.ingest("pre", [RawLine(line) for line in pre], 0.0)
+    known = len(svc.miner)
     raw = [RawLine(line) for line in lines]
+    gc.collect()
+    t0 = time.perf_counter()
+    for i in range(0, len(raw), CHUNK):
+        svc.ingest("bench", raw[i : i + CHUNK], 1.0)
+    return known, len(lines) / (time.perf_counter() - t0)
+
+
+def curve(
+    systems: list[tuple[str, list[str]]], model: Any, sizes: list[int], rounds: int
+) -> dict[str, list[tuple[int, float]]]:
+    """lines/s on the same lines after preloading N synthetic templates, for each N (best of
+    ``rounds``, the two paths interleaved)."""
+    lines = [line for _, ls in systems for line in ls[:500]]
     out: dict[str, list[tuple[int, float]]] = {"drain3": [], "ours": []}
     for size in sizes:
         pre = synthetic(size)
-        drain = Drain(depth=4, sim_th=0.4, max_children=100)
-        for line in pre:
-            drain.add_log_message(" ".join(mask(line)))
-        known = len(drain.id_to_cluster)
-        gc.collect()
-        t0 = time.perf_counter()
-        for line in lines:
-            drain.add_log_message(" ".join(mask(line)))
-        out["drain3"].append((known, len(lines) / (time.perf_counter() - t0)))
-
-        svc = LogService(model=model, config=LogsConfig(window_lines=1000, max_templates=1_000_000))
-        svc.ingest("pre", [RawLine(line) for line in pre], 0.0)
-        known = len(svc.miner)
-        gc.collect()
-        t0 = time.perf_counter()
-        for i in range(0, len(raw), CHUNK):
-            svc.ingest("bench", raw[i : i + CHUNK], 1.0)
-        out["ours"].append((known, len(lines) / (time.perf_counter() - t0)))
+        base = max((_curve_drain3(pre, lines) for _ in range(rounds)), key=lambda p: p[1])
+        ours = max((_curve_ours(pre, lines, model) for _ in range(rounds)), key=lambda p: p[1])
+        out["drain3"].append(base)
+        out["ours"].append(ours)
         print(
-            f"  preloaded {size:>6}: drain3 {out['drain3'][-1][1]:>8,.0f} lines/s "
-            f"({out['drain3'][-1][0]} templates), ours {out['ours'][-1][1]:>8,.0f} lines/s "
-            f"({known} templates)"
+            f"  preloaded {size:>6}: drain3 {base[1]:>8,.0f} lines/s ({base[0]} templates), "
+            f"ours {ours[1]:>8,.0f} lines/s ({ours[0]} templates)"
         )
     return out
 
@@ -191,7 +217,7 @@ def plot(png: Path, points: dict[str, list[tuple[int, float]]]) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    names = {"drain3": "drain3 alone, same masking", "ours": "edge-agent classify + summarize"}
+    names = {"drain3": "drain3 Drain, same masking", "ours": "edge-agent classify + summarize"}
     for key, marker in (("drain3", "o-"), ("ours", "s-")):
         pts = points[key]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, label=names[key])
@@ -212,10 +238,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="best of N runs of each path")
     ap.add_argument("--png", type=Path, default=Path(__file__).resolve().parent / "logs_throughput.png")
     ap.add_argument("--no-model", action="store_true", help="keyword labels instead of the bundle")
+    ap.add_argument("--force-model", action="store_true", help="use every model head (one run per template)")
     ap.add_argument("--sizes", default="0,1000,2000,4000,8000", help="templates preloaded for the curve")
     args = ap.parse_args()
     systems = load_lines(args.data)
     n = sum(len(lines) for _, lines in systems)
+    global FORCE_MODEL
+    FORCE_MODEL = args.force_model
     model = load_model(args.no_model)
     best_base = best_ours = best_miner = float("inf")
     produced = 0
@@ -238,7 +267,7 @@ def main() -> int:
     print(f"ratio vs drain3 TemplateMiner: {best_miner / best_ours:.2f}x  (target >= 0.7x)")
     print(f"ratio vs drain3 Drain + our mask(): {best_base / best_ours:.2f}x")
     print("lines/s against templates known:")
-    plot(args.png, curve(systems, model, [int(x) for x in args.sizes.split(",") if x]))
+    plot(args.png, curve(systems, model, [int(x) for x in args.sizes.split(",") if x], args.rounds))
     return 0
 
 

@@ -10,6 +10,8 @@ import paho.mqtt.client as paho
 import pytest
 from broker import AgentProcess, Collector, TestBroker, unique
 
+from edge_agent.config import Config
+
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestBroker]:
@@ -48,6 +50,8 @@ def agents(tmp_path: Path) -> Iterator[list[AgentProcess]]:
 
 def agent_config(broker: TestBroker, site: str, **sections: Any) -> dict[str, Any]:
     config: dict[str, Any] = {"site_id": site, "mqtt": broker.agent_mqtt()}
+    if "reliability" in Config.model_fields:  # keep agent state (outbox, dedup) in the test's tree
+        config["reliability"] = {"state_dir": str(broker.workdir / "state" / site)}
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):
             config[key].update(value)

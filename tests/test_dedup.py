@@ -188,6 +188,8 @@ def test_full_disk_keeps_deduplicating_in_memory(tmp_path: Path) -> None:
         print("ok", d.persist_errors)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok")

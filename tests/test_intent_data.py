@@ -59,7 +59,9 @@ def test_expected_slots_match_build_slots(examples: list[IntentExample]) -> None
         if ex.intent is None:
             continue
         total += 1
-        got = build_slots(ex.text, ex.intent, [Span(s, e, k, 1.0) for s, e, k in ex.spans], ex.home, ex.context_area)
+        got = build_slots(
+            ex.text, ex.intent, [Span(s, e, k, 1.0) for s, e, k in ex.spans], ex.home, ex.context_area
+        )
         if {k: _norm(v.value) for k, v in got.items()} != {k: _norm(v) for k, v in ex.slots.items()}:
             mismatched += 1
     # a few noisy names fall outside the fuzzy threshold on purpose; nothing systematic may

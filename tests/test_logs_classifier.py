@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from edge_agent.logs.classifier import LineClassifier
+from edge_agent.logs.classifier import HEADS, LineClassifier, trusted_heads
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle
 from edge_agent.runtime.model import Model
@@ -29,7 +29,7 @@ LINES = [
 
 
 def test_model_runs_once_per_template(model: Model) -> None:
-    clf = LineClassifier(model)
+    clf = LineClassifier(model, heads=HEADS)
     lines = [t.format(i=i) for i in range(8) for t in LINES]
     labels = clf.classify(lines)
     assert len(labels) == len(lines)
@@ -43,14 +43,14 @@ def test_model_runs_once_per_template(model: Model) -> None:
 
 
 def test_parameter_changes_meaning_of_a_cached_template(model: Model) -> None:
-    clf = LineClassifier(model)
+    clf = LineClassifier(model, heads=HEADS)
     ok, bad = clf.classify(["pump-2 exited with code 0", "pump-2 exited with code 137"])
     assert clf.model_runs == 1
     assert bad.anomaly and bad.score >= 0.7 and bad.score > ok.score
 
 
 def test_source_level_wins_for_severity(model: Model) -> None:
-    clf = LineClassifier(model)
+    clf = LineClassifier(model, heads=HEADS)
     (label,) = clf.classify(['{"msg": "bridge restarted", "level": "notice"}'])
     assert label.severity == "notice"
 
@@ -60,3 +60,13 @@ def test_without_model_keyword_fallback() -> None:
     panic, calm = clf.classify(["Kernel panic - not syncing: VFS", "zigbee network formed on channel 15"])
     assert panic.severity == "critical" and panic.anomaly
     assert calm.severity == "info" and not calm.anomaly and calm.category == "wireless"
+
+
+def test_heads_follow_the_manifest_metrics(model: Model) -> None:
+    metrics = model.bundle.manifest.get("metrics", {}).get("student_int8", {})
+    heads = trusted_heads(model)
+    assert ("anomaly" in heads) == (metrics.get("anomaly_f1", 1.0) >= 0.5)
+    assert ("severity" in heads) == (metrics.get("severity_accuracy", 1.0) >= 0.6)
+    clf = LineClassifier(model)
+    clf.classify(["Feb  3 04:00:01 gw systemd[1]: Started Modbus bridge instance 1."])
+    assert clf.model_runs == (1 if heads else 0)

@@ -64,3 +64,10 @@ def test_summarize_windows_by_lines(tmp_path: Path) -> None:
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     proc = _run(["classify", "--no-model", str(tmp_path / "nope.log")], b"")
     assert proc.returncode == 2 and b"nope.log" in proc.stderr
+
+
+def test_summarize_source_name_is_made_a_valid_topic_level() -> None:
+    proc = _run(["summarize", "--no-model", "--source", "gw/kernel#1", "-"], b"eth0 up\n")
+    assert proc.returncode == 0, proc.stderr
+    (doc,) = (json.loads(x) for x in proc.stdout.splitlines())
+    assert doc["source"] == "gw_kernel_1"

@@ -4,7 +4,10 @@ with headers of many formats, and garbage."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from edge_agent.logs.masking import mask
 from edge_agent.logs.parse import clean_text, decode_line, infer_severity, parse_line
 from edge_agent.logs.records import RawLine
 
@@ -131,3 +134,19 @@ def test_garbage_never_raises() -> None:
 
 def test_clean_text_strips_line_endings() -> None:
     assert clean_text("abc\r\n") == ("abc", False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_parses_and_masks(text: str) -> None:
+    p = parse_line(text)
+    assert p.message in p.text or p.format in ("json", "rfc5424", "rfc3164")
+    tokens = mask(p.message)
+    assert all(tok and not any(c.isspace() for c in tok) for tok in tokens)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_give_a_line(raw: bytes) -> None:
+    text, _ = decode_line(raw)
+    assert isinstance(parse_line(text).message, str)

@@ -104,3 +104,13 @@ def test_restored_templates_keep_merging(tmp_path: Path) -> None:
     fourth = restored.add(line.format(u=USERS[3])).template_id
     assert {restored.canonical(t) for t in [*first, fourth]} == {min(first)}
     assert restored.template(min(first)) == "Connection closed by authenticating user <*> [preauth]"
+
+
+def test_template_limit_keeps_the_busy_ones() -> None:
+    miner = TemplateMiner(max_templates=10)
+    busy = miner.add("heartbeat from node alpha").template_id
+    for k in range(40):
+        miner.add("heartbeat from node alpha")
+        miner.add(f"one-off event {'abcdefghijklmnopqrstuvwxyz'[k % 26]}{'xyz'[k // 26]} happened here now")
+    assert len(miner) <= 10
+    assert miner.template(busy) == "heartbeat from node alpha"

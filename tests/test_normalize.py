@@ -43,8 +43,17 @@ def test_find_number_inside_a_sentence() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("fifty percent", 50), ("50%", 50), ("one hundred percent", 100), ("90", 90), ("150 percent", 100),
-     ("half", 50), ("max", 100), ("high", 100), ("low", 33)],
+    [
+        ("fifty percent", 50),
+        ("50%", 50),
+        ("one hundred percent", 100),
+        ("90", 90),
+        ("150 percent", 100),
+        ("half", 50),
+        ("max", 100),
+        ("high", 100),
+        ("low", 33),
+    ],
 )
 def test_parse_percentage(text: str, value: int) -> None:
     assert nz.parse_percentage(text) == value
@@ -52,8 +61,17 @@ def test_parse_percentage(text: str, value: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("max", 100), ("the maximum", 100), ("full brightness", 100), ("the highest", 100), ("minimum", 1),
-     ("lowest", 1), ("half", 50), ("twenty five percent", 25), ("7%", 7)],
+    [
+        ("max", 100),
+        ("the maximum", 100),
+        ("full brightness", 100),
+        ("the highest", 100),
+        ("minimum", 1),
+        ("lowest", 1),
+        ("half", 50),
+        ("twenty five percent", 25),
+        ("7%", 7),
+    ],
 )
 def test_parse_brightness(text: str, value: int) -> None:
     assert nz.parse_brightness(text) == value
@@ -99,8 +117,13 @@ def test_parse_duration_without_units() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("22 degrees", 22), ("twenty two and a half degrees", 22.5), ("20.5°", 20.5), ("68 degrees fahrenheit", 68),
-     ("nineteen", 19)],
+    [
+        ("22 degrees", 22),
+        ("twenty two and a half degrees", 22.5),
+        ("20.5°", 20.5),
+        ("68 degrees fahrenheit", 68),
+        ("nineteen", 19),
+    ],
 )
 def test_parse_temperature(text: str, value: float) -> None:
     assert nz.parse_temperature(text) == value

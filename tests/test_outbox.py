@@ -295,7 +295,7 @@ def test_durable_publisher_stores_while_broker_is_down_and_flushes_in_priority_o
         got = [payload for _t, payload in sink.wait(6)]
         assert got == [b"int0", b"int1", b"int2", b"sum0", b"sum1", b"sum2"]
         deadline = time.monotonic() + 10
-        while len(outbox) and time.monotonic() < deadline:
+        while (len(outbox) or dp.stats()["flushed"] < 6) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(outbox) == 0 and dp.stats()["flushed"] == 6
         # connected and empty outbox: direct publish, acknowledged by the broker

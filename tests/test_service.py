@@ -1,5 +1,6 @@
 """The agent as users run it: ``edge-agent run --config FILE`` with the shipped bundle, against a
-real mosquitto. Covers every topic: transcript -> intent, logs -> summary, DLQ, status, stats."""
+real mosquitto. Covers every topic: transcript -> intent, logs -> summary and alert, DLQ, status,
+stats."""
 
 from __future__ import annotations
 
@@ -110,9 +111,26 @@ def test_log_lines_in_every_shape_are_summarized(
 
     collect.wait_for(lambda m: lines_summarized(m) >= 5, timeout=60)
     got = [json.loads(p) for p in collect.on(summary_topic)]
+    for summary in got:
+        jsonschema.validate(summary, load_schema("summary"))
     assert all(s["source"] == "gateway" for s in got)
     assert sum(s["window"]["lines"] for s in got) == 5
     assert collect.on(f"edge/{site}/dlq") == []
+    assert agent.terminate(30) == 0
+
+
+def test_a_critical_line_is_alerted_at_once(
+    running: tuple[AgentProcess, Collector], client: paho.Client, site: str
+) -> None:
+    agent, collect = running
+    line = "kernel: Kernel panic - not syncing: Fatal exception in interrupt"
+    publish_wait(client, f"edge/{site}/logs/gw-kernel", line)
+    [payload] = collect.wait_count(f"edge/{site}/alert/gw-kernel", 1, timeout=30)
+    alert = json.loads(payload)
+    jsonschema.validate(alert, load_schema("alert"))
+    assert alert["source"] == "gw-kernel"
+    assert alert["severity"] == "critical"
+    assert "Kernel panic" in alert["line"]
     assert agent.terminate(30) == 0
 
 

@@ -22,13 +22,16 @@ def spans(text: str, *tagged: tuple[str, str]) -> list[Span]:
     return out
 
 
-def values(text: str, intent: str, *tagged: tuple[str, str], area: str | None = None,
-           home: Home | None = HOME) -> dict[str, Any]:
+def values(
+    text: str, intent: str, *tagged: tuple[str, str], area: str | None = None, home: Home | None = HOME
+) -> dict[str, Any]:
     return {k: v.value for k, v in build_slots(text, intent, spans(text, *tagged), home, area).items()}
 
 
 def test_area_and_domain_word() -> None:
-    got = values("turn off all the lights in the kitchen", "HassTurnOff", ("lights", "domain"), ("kitchen", "area"))
+    got = values(
+        "turn off all the lights in the kitchen", "HassTurnOff", ("lights", "domain"), ("kitchen", "area")
+    )
     assert got == {"domain": "light", "area": "Kitchen"}
 
 
@@ -48,7 +51,9 @@ def test_fuzzy_area() -> None:
 
 
 def test_cover_word_gives_domain_and_device_class() -> None:
-    got = values("close the blinds in the bedroom", "HassTurnOff", ("blinds", "device_class"), ("bedroom", "area"))
+    got = values(
+        "close the blinds in the bedroom", "HassTurnOff", ("blinds", "device_class"), ("bedroom", "area")
+    )
     assert got == {"domain": "cover", "device_class": "blind", "area": "Bedroom"}
 
 
@@ -66,20 +71,38 @@ def test_context_area_fills_here() -> None:
 
 
 def test_context_area_is_not_used_for_spoken_places_or_everywhere() -> None:
-    assert values("lights on in the garage", "HassTurnOn", ("lights", "domain"), ("garage", "area"),
-                  area="Office")["area"] == "Garage"
-    assert "area" not in values("turn off the lights everywhere", "HassTurnOff", ("lights", "domain"), area="Office")
+    assert (
+        values(
+            "lights on in the garage", "HassTurnOn", ("lights", "domain"), ("garage", "area"), area="Office"
+        )["area"]
+        == "Garage"
+    )
+    assert "area" not in values(
+        "turn off the lights everywhere", "HassTurnOff", ("lights", "domain"), area="Office"
+    )
     assert "area" not in values("pause the timer", "HassPauseTimer", area="Office")
 
 
 def test_state_question_for_binary_sensor_name() -> None:
-    got = values("is the washer leak sensor wet", "HassGetState", ("washer leak sensor", "name"), ("wet", "state"))
-    assert got == {"name": "Washer Leak Sensor", "domain": "binary_sensor", "device_class": "moisture", "state": "on"}
+    got = values(
+        "is the washer leak sensor wet", "HassGetState", ("washer leak sensor", "name"), ("wet", "state")
+    )
+    assert got == {
+        "name": "Washer Leak Sensor",
+        "domain": "binary_sensor",
+        "device_class": "moisture",
+        "state": "on",
+    }
 
 
 def test_state_question_for_group_of_covers() -> None:
-    got = values("are any curtains open upstairs", "HassGetState", ("curtains", "device_class"), ("open", "state"),
-                 ("upstairs", "floor"))
+    got = values(
+        "are any curtains open upstairs",
+        "HassGetState",
+        ("curtains", "device_class"),
+        ("open", "state"),
+        ("upstairs", "floor"),
+    )
     assert got == {"domain": "cover", "device_class": "curtain", "state": "open", "floor": "Upstairs"}
 
 
@@ -89,7 +112,9 @@ def test_state_word_implies_binary_class() -> None:
 
 
 def test_bare_class_word_implies_detected() -> None:
-    got = values("is there any smoke in the kitchen", "HassGetState", ("smoke", "device_class"), ("kitchen", "area"))
+    got = values(
+        "is there any smoke in the kitchen", "HassGetState", ("smoke", "device_class"), ("kitchen", "area")
+    )
     assert got == {"domain": "binary_sensor", "device_class": "smoke", "state": "on", "area": "Kitchen"}
 
 
@@ -106,15 +131,26 @@ def test_people_at_home() -> None:
 
 
 def test_numeric_sensor_by_name_and_class_word() -> None:
-    got = values("what's the humidity of the office humidity", "HassGetState", ("humidity", "device_class"),
-                 ("office humidity", "name"))
+    got = values(
+        "what's the humidity of the office humidity",
+        "HassGetState",
+        ("humidity", "device_class"),
+        ("office humidity", "name"),
+    )
     assert got == {"domain": "sensor", "device_class": "humidity", "name": "Office Humidity"}
 
 
 def test_brightness_and_color() -> None:
-    got = values("set the desk lamp to fifty percent", "HassLightSet", ("desk lamp", "name"), ("fifty percent", "brightness"))
+    got = values(
+        "set the desk lamp to fifty percent",
+        "HassLightSet",
+        ("desk lamp", "name"),
+        ("fifty percent", "brightness"),
+    )
     assert got["brightness"] == 50
-    got = values("bedroom lamp to maximum brightness", "HassLightSet", ("bedroom", "area"), ("maximum", "brightness"))
+    got = values(
+        "bedroom lamp to maximum brightness", "HassLightSet", ("bedroom", "area"), ("maximum", "brightness")
+    )
     assert got == {"area": "Bedroom", "brightness": 100}
     got = values("make the kitchen red", "HassLightSet", ("kitchen", "area"), ("red", "color"))
     assert got == {"area": "Kitchen", "color": "red"}
@@ -124,42 +160,78 @@ def test_relative_steps_combine_verb_and_amount() -> None:
     text = "turn the volume down by twenty"
     got = values(text, "HassSetVolumeRelative", ("turn", "volume_step"), ("down by twenty", "volume_step"))
     assert got["volume_step"] == -20
-    assert values("it's too dark in here", "EdgeLightSetRelative", ("too dark", "brightness_step"),
-                  area="Office") == {"brightness_step": "up", "area": "Office"}
-    got = values("lower the heat by two degrees", "EdgeClimateSetRelative", ("lower", "temperature_step"),
-                 ("two degrees", "temperature_step"))
+    assert values(
+        "it's too dark in here", "EdgeLightSetRelative", ("too dark", "brightness_step"), area="Office"
+    ) == {"brightness_step": "up", "area": "Office"}
+    got = values(
+        "lower the heat by two degrees",
+        "EdgeClimateSetRelative",
+        ("lower", "temperature_step"),
+        ("two degrees", "temperature_step"),
+    )
     assert got == {"temperature_step": -2}
 
 
 def test_temperature_and_position() -> None:
-    got = values("set the office to twenty two and a half degrees", "HassClimateSetTemperature", ("office", "area"),
-                 ("twenty two and a half degrees", "temperature"))
+    got = values(
+        "set the office to twenty two and a half degrees",
+        "HassClimateSetTemperature",
+        ("office", "area"),
+        ("twenty two and a half degrees", "temperature"),
+    )
     assert got == {"area": "Office", "temperature": 22.5}
-    got = values("open the bedroom curtains to 40%", "HassSetPosition", ("bedroom curtains", "name"), ("40%", "position"))
+    got = values(
+        "open the bedroom curtains to 40%",
+        "HassSetPosition",
+        ("bedroom curtains", "name"),
+        ("40%", "position"),
+    )
     assert got == {"name": "Bedroom Curtains", "domain": "cover", "device_class": "curtain", "position": 40}
 
 
 def test_timer_slots() -> None:
-    got = values("set a pizza timer for an hour and a half", "HassStartTimer", ("pizza", "timer_name"),
-                 ("an hour and a half", "duration"))
+    got = values(
+        "set a pizza timer for an hour and a half",
+        "HassStartTimer",
+        ("pizza", "timer_name"),
+        ("an hour and a half", "duration"),
+    )
     assert got == {"name": "pizza", "hours": 1, "minutes": 30}
-    got = values("add 5 minutes to the 1 hour timer", "HassIncreaseTimer", ("5 minutes", "duration"),
-                 ("1 hour", "start_duration"))
+    got = values(
+        "add 5 minutes to the 1 hour timer",
+        "HassIncreaseTimer",
+        ("5 minutes", "duration"),
+        ("1 hour", "start_duration"),
+    )
     assert got == {"minutes": 5, "start_hours": 1}
 
 
 def test_list_slots() -> None:
-    got = values("add wood glue to my hardware store list", "HassListAddItem", ("wood glue", "item"),
-                 ("hardware store", "list_name"))
+    got = values(
+        "add wood glue to my hardware store list",
+        "HassListAddItem",
+        ("wood glue", "item"),
+        ("hardware store", "list_name"),
+    )
     assert got == {"item": "wood glue", "name": "Hardware Store"}
     got = values("put milk on my boat list", "HassListAddItem", ("milk", "item"), ("boat", "list_name"))
     assert got == {"item": "milk", "name": "boat"}
 
 
 def test_media_search() -> None:
-    got = values("play the album Abbey Road on the tv", "HassMediaSearchAndPlay", ("album", "media_class"),
-                 ("Abbey Road", "search_query"), ("tv", "name"))
-    assert got == {"media_class": "album", "search_query": "Abbey Road", "name": "TV", "domain": "media_player"}
+    got = values(
+        "play the album Abbey Road on the tv",
+        "HassMediaSearchAndPlay",
+        ("album", "media_class"),
+        ("Abbey Road", "search_query"),
+        ("tv", "name"),
+    )
+    assert got == {
+        "media_class": "album",
+        "search_query": "Abbey Road",
+        "name": "TV",
+        "domain": "media_player",
+    }
 
 
 def test_name_boundaries_are_repaired_with_the_home() -> None:
@@ -172,21 +244,38 @@ def test_name_boundaries_are_repaired_with_the_home() -> None:
 
 
 def test_same_name_entities_chosen_by_state(tmp_path: Path) -> None:
-    home = Home.from_dict({"entities": [
-        {"name": "Phone", "domain": "binary_sensor", "device_class": "battery"},
-        {"name": "Phone", "domain": "binary_sensor", "device_class": "battery_charging"},
-    ]})
+    home = Home.from_dict(
+        {
+            "entities": [
+                {"name": "Phone", "domain": "binary_sensor", "device_class": "battery"},
+                {"name": "Phone", "domain": "binary_sensor", "device_class": "battery_charging"},
+            ]
+        }
+    )
     got = values("is the phone charging", "HassGetState", ("phone", "name"), ("charging", "state"), home=home)
-    assert got == {"name": "Phone", "domain": "binary_sensor", "device_class": "battery_charging", "state": "on"}
+    assert got == {
+        "name": "Phone",
+        "domain": "binary_sensor",
+        "device_class": "battery_charging",
+        "state": "on",
+    }
 
 
 def test_without_a_home_everything_is_raw_but_normalized() -> None:
-    got = values("set the den lights to 30 percent", "HassLightSet", ("den", "area"), ("lights", "domain"),
-                 ("30 percent", "brightness"), home=None)
+    got = values(
+        "set the den lights to 30 percent",
+        "HassLightSet",
+        ("den", "area"),
+        ("lights", "domain"),
+        ("30 percent", "brightness"),
+        home=None,
+    )
     assert got == {"area": "den", "domain": "light", "brightness": 30}
 
 
-@pytest.mark.parametrize("bad", [Span(-5, 3, "name", 0.5), Span(10, 400, "area", 0.5), Span(4, 4, "item", 0.5)])
+@pytest.mark.parametrize(
+    "bad", [Span(-5, 3, "name", 0.5), Span(10, 400, "area", 0.5), Span(4, 4, "item", 0.5)]
+)
 def test_out_of_range_spans_do_not_crash(bad: Span) -> None:
     got = build_slots("turn on the lights", "HassTurnOn", [bad], HOME, None)
     assert all(isinstance(k, str) for k in got)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+import structlog
 
 from edge_agent.errors import EdgeAgentError
 from edge_agent.logs.config import LogsConfig
@@ -76,10 +77,20 @@ def _load_model(args: argparse.Namespace) -> Any:
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:
     from edge_agent.logs.service import LogService
 
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))  # stdout is data
     fields = {k: v for k, v in overrides.items() if v is not None}
     if args.state_dir is not None:
         fields["state_dir"] = str(args.state_dir)
-    return LogService(model=_load_model(args), config=LogsConfig(**fields))
+    service = LogService(model=_load_model(args), config=LogsConfig(**fields))
+    heads = service.classifier.heads
+    if service.classifier.has_model and len(heads) < 3:
+        print(
+            "edge-agent logs: the bundle's own metrics are too low for "
+            f"{', '.join(h for h in ('severity', 'category', 'anomaly') if h not in heads)}; "
+            "keyword rules answer for those",
+            file=sys.stderr,
+        )
+    return service
 
 
 def _open(name: str) -> IO[bytes]:
@@ -120,9 +131,8 @@ def _classify(args: argparse.Namespace) -> int:
 
 
 def _summarize(args: argparse.Namespace) -> int:
-    source = args.source or (
-        "stdin" if args.file == "-" else Path(args.file).name.replace("/", "_") or "file"
-    )
+    name = args.source or ("stdin" if args.file == "-" else Path(args.file).name or "file")
+    source = "".join("_" if c in "+#/\x00" else c for c in name)[:128]  # one valid topic level
     try:
         service = _service(args, window_lines=args.window_lines, window_s=args.window_s)
         fh = _open(args.file)

@@ -25,6 +25,8 @@ __all__ = ["LineClassifier", "LogModel", "RuleModel", "severity_rank"]
 _RANK = {name: i for i, name in enumerate(SEVERITIES)}
 _MAX_MODEL_CHARS = 400
 _BATCH = 32
+_CALM_LEVELS = frozenset({"debug", "info", "notice"})
+_CALM_FACTOR = 0.6
 _EMPTY = LogLabel(severity="info", category="other", anomaly=False, score=0.0)
 
 
@@ -93,7 +95,11 @@ class RuleModel:
 
 # ---- parameters that change the meaning ---------------------------------------------------------
 
-_EXIT = re.compile(r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|status|rc|return code)[=: ]+(-?\d+)", re.I)
+_EXIT = re.compile(
+    r"\b(?:exit(?:ed)?(?:\s+with)?(?:\s+(?:code|status))?|return\s+code|rc|code=exited,\s*status)"
+    r"[=: ]+(-?\d+)",
+    re.I,
+)
 _ERRNO = re.compile(r"\b(?:error|err|errno|error code)[=: ]+\(?(-\d+|0x[0-9a-f]+|[1-9]\d*)\)?", re.I)
 _HTTP = re.compile(r"\b(?:HTTP/\d(?:\.\d)?\"?\s+|status[=: ]+)([1-5]\d\d)\b")
 _TEMP = re.compile(r"(-?\d+(?:\.\d+)?)\s?(?:°\s?C|degC|C\b|celsius)", re.I)
@@ -133,9 +139,38 @@ def _param_flags(message: str, thresholds: tuple[float, float]) -> tuple[str, fl
     return None
 
 
+HEADS = ("severity", "category", "anomaly")
+# a head is used when the bundle's manifest reports at least this for its int8 model
+# (``metrics.student_int8``); below, keyword rules answer for that head. No metric: trusted.
+HEAD_FLOORS = {
+    "severity": ("severity_accuracy", 0.6),
+    "category": ("category_accuracy", 0.5),
+    "anomaly": ("anomaly_f1", 0.5),
+}
+
+
+def trusted_heads(model: object) -> frozenset[str]:
+    """The log heads of ``model`` good enough to use, judged by its manifest's own metrics."""
+    if model is None:
+        return frozenset()
+    manifest = getattr(getattr(model, "bundle", None), "manifest", None)
+    metrics = manifest.get("metrics") if isinstance(manifest, dict) else None
+    int8 = metrics.get("student_int8") if isinstance(metrics, dict) else None
+    if not isinstance(int8, dict):
+        return frozenset(HEADS)
+    heads = set()
+    for head, (key, floor) in HEAD_FLOORS.items():
+        value = int8.get(key)
+        if not isinstance(value, (int, float)) or value >= floor:
+            heads.add(head)
+    return frozenset(heads)
+
+
 class LineClassifier:
     """Labels lines. With a model, each template is run through the model once and cached;
-    without one (``model=None``) a keyword fallback labels the template."""
+    without one (``model=None``) a keyword fallback labels the template. ``heads`` says which of
+    the model's heads to use (default: those its manifest's metrics vouch for, see
+    ``trusted_heads``); keyword rules answer for the others."""
 
     def __init__(
         self,
@@ -145,6 +180,7 @@ class LineClassifier:
         temperature_c: tuple[float, float] = (75.0, 90.0),
         cache_size: int = 20000,
         miner: TemplateMiner | None = None,
+        heads: Sequence[str] | None = None,
     ) -> None:
         self._model = model
         self._rules = RuleModel()
@@ -154,6 +190,7 @@ class LineClassifier:
         self._cache_size = cache_size
         self.miner = miner if miner is not None else TemplateMiner()
         self.model_runs = 0
+        self.heads = trusted_heads(model) if heads is None or model is None else frozenset(heads) & set(HEADS)
         if model is not None:
             self._sev_labels = list(model.labels.get("severity", SEVERITIES))
             self._cat_labels = list(model.labels.get("category", CATEGORIES))
@@ -194,8 +231,11 @@ class LineClassifier:
                 label = replace(label, severity=sev)
             if score > label.score:
                 label = replace(label, score=score, category=cat or label.category)
-        if label.severity == "critical" and parsed.level is not None and label.score < 0.5:
-            label = replace(label, score=max(label.score, 0.5))
+        if parsed.level is not None and flag is None:
+            if label.severity == "critical" and label.score < 0.5:
+                label = replace(label, score=0.5)
+            elif parsed.level in _CALM_LEVELS:  # the source itself calls it routine
+                label = replace(label, score=round(label.score * _CALM_FACTOR, 4))
         anomaly = label.score >= self._threshold
         return label if anomaly == label.anomaly else replace(label, anomaly=anomaly)
 
@@ -210,14 +250,23 @@ class LineClassifier:
     # -- model ---------------------------------------------------------------------------------
 
     def _run(self, items: list[tuple[tuple[int, str], str]]) -> dict[tuple[int, str], LogLabel]:
-        if self._model is None:
+        if self._model is None or not self.heads:
             return {key: self._rules.label(example) for key, example in items}
         labels = self._run_model(items)
         return {key: self._with_rules(labels[key], example) for key, example in items}
 
+    def _mix(self, model: LogLabel, rule: LogLabel) -> LogLabel:
+        """The model's answer for the heads it is trusted with, the rules' for the others."""
+        severity = model.severity if "severity" in self.heads else rule.severity
+        category = model.category if "category" in self.heads else rule.category
+        score = model.score if "anomaly" in self.heads else rule.score
+        return LogLabel(severity=severity, category=category, anomaly=score >= self._threshold, score=score)
+
     def _with_rules(self, label: LogLabel, example: str) -> LogLabel:
         """Words that always mean critical (panic, OOM, segfault...) are not left to the model."""
         rule = self._rules.label(example)
+        if len(self.heads) < len(HEADS):
+            label = self._mix(label, rule)
         if rule.severity != "critical" or label.severity == "critical":
             return label
         score = max(label.score, rule.score)

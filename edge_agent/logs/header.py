@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import islice
 
 __all__ = ["LEVEL_WORDS", "HeaderSplit", "split_header"]
 
@@ -74,6 +75,7 @@ _TAG_NOCOLON = re.compile(r"^[\w.$@/()~+#-]{1,120}\[[^\]\s]{0,40}\]$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w$-]*(?:\.[A-Za-z_$][\w$-]*){1,}$")
 _HOSTISH = re.compile(r"^[\w.-]*\d[\w.:@/-]*$|^[\w-]+(?:\.[\w-]+)+$")
 _UPPER = re.compile(r"^[A-Z][A-Z0-9_]{1,11}$")
+_DIGIT = re.compile(r"\d")
 _MAX_HEADER_TOKENS = 14
 _MAX_HEADER_CHARS = 1000
 # a bracket group (one nesting level, up to 200 characters) with an optional ":"/"," stuck to it,
@@ -98,22 +100,10 @@ class HeaderSplit:
     has_time: bool
 
 
-@dataclass(slots=True)
-class _Tok:
-    text: str
-    start: int
-    end: int
-
-
-def _tokens(line: str, limit: int) -> list[_Tok]:
+def _tokens(line: str, limit: int) -> list[re.Match[str]]:
     """The first ``limit`` header tokens: whitespace-separated, bracket groups kept whole,
     ``a|b|c`` pipe fields split."""
-    out: list[_Tok] = []
-    for m in _TOKEN.finditer(line, 0, min(len(line), _MAX_HEADER_CHARS)):
-        out.append(_Tok(m.group(), m.start(), m.end()))
-        if len(out) >= limit:
-            break
-    return out
+    return list(islice(_TOKEN.finditer(line, 0, min(len(line), _MAX_HEADER_CHARS)), limit))
 
 
 def _level_of(tok: str, allow_letter: bool) -> str | None:
@@ -138,7 +128,7 @@ def _headerish(tok: str) -> bool:
     if tok[0] in "[(<{" or _SEPARATOR.match(tok) or _is_time(tok):
         return True
     bare = tok.rstrip(",:")
-    if any(c.isdigit() for c in bare) or _HOSTISH.match(bare):
+    if _DIGIT.search(bare) is not None or _HOSTISH.match(bare):
         return True
     return bool(_UPPER.match(bare))
 
@@ -146,55 +136,63 @@ def _headerish(tok: str) -> bool:
 def split_header(line: str) -> HeaderSplit:
     """Find where the message of ``line`` starts (0 when no header is recognized)."""
     toks = _tokens(line, _MAX_HEADER_TOKENS)
-    if len(toks) < 2:
+    texts = [m.group() for m in toks]
+    if len(texts) < 2:
         return HeaderSplit(0, None, None, False)
     has_time = False
     numeric_seen = False
     level: str | None = None
     tag: str | None = None
     k = 0
-    while k < len(toks):
-        t = toks[k].text
+    prev_time = False
+    n = len(texts)
+    while k < n:
+        t = texts[k]
         level = _level_of(t, allow_letter=numeric_seen and k >= 2)
         if level is not None:
             k += 1
             break
-        if _is_time(t):
+        is_time = _is_time(t)
+        if is_time:
             has_time = numeric_seen = True
         elif len(t) > 1 and _TAG.match(t) and (has_time or numeric_seen):
             tag = t.rstrip(":")
             k += 1
             break
-        elif k and _is_time(toks[k - 1].text) and k + 1 < len(toks) and _TAG.match(toks[k + 1].text):
-            tag = toks[k + 1].text.rstrip(":")  # "host prog[pid]:" of syslog
+        elif prev_time and k + 1 < n and _TAG.match(texts[k + 1]):
+            tag = texts[k + 1].rstrip(":")  # "host prog[pid]:" of syslog
             k += 2
             break
-        elif _headerish(t) or (k + 1 < len(toks) and toks[k + 1].text == "|" and " " not in t):
-            numeric_seen = numeric_seen or any(c.isdigit() for c in t)
+        elif _headerish(t) or (k + 1 < n and texts[k + 1] == "|" and " " not in t):
+            numeric_seen = numeric_seen or _DIGIT.search(t) is not None
         else:
             break
+        prev_time = is_time
         k += 1
     if level is None and tag is None and not has_time:
         return HeaderSplit(0, None, None, False)
     if tag is not None:
-        if k < len(toks):
-            level = _level_of(toks[k].text, allow_letter=False)
+        if k < n:
+            level = _level_of(texts[k], allow_letter=False)
             k += level is not None
     else:
-        k, tag = _after_level(toks, k, level is not None)
-    if k >= len(toks):
-        start = toks[-1].end if len(toks) == _MAX_HEADER_TOKENS else len(line)
-    else:
-        start = toks[k].start
-    return HeaderSplit(start, level, tag, has_time)
+        k, tag = _after_level(texts, k, level is not None)
+    return HeaderSplit(_start(line, toks, k), level, tag, has_time)
 
 
-def _after_level(toks: list[_Tok], k: int, had_level: bool) -> tuple[int, str | None]:
+def _start(line: str, toks: list[re.Match[str]], k: int) -> int:
+    """Where token ``k`` starts; past the header when every token read was header."""
+    if k < len(toks):
+        return toks[k].start()
+    return toks[-1].end() if len(toks) == _MAX_HEADER_TOKENS else len(line)
+
+
+def _after_level(toks: list[str], k: int, had_level: bool) -> tuple[int, str | None]:
     """After the level (or timestamp run): bracket groups, separators, and one logger/tag."""
     tag: str | None = None
     dotted_used = False
     while k < len(toks):
-        t = toks[k].text
+        t = toks[k]
         if t[0] in "[({<" and len(toks) > k + 1:
             k += 1
             continue
@@ -214,7 +212,7 @@ def _after_level(toks: list[_Tok], k: int, had_level: bool) -> tuple[int, str | 
             tag = t
             k += 1
             continue
-        if tag is None and k + 1 < len(toks) and toks[k + 1].text == "-" and not _SEPARATOR.match(t):
+        if tag is None and k + 1 < len(toks) and toks[k + 1] == "-" and not _SEPARATOR.match(t):
             tag = t  # "program - message"
             k += 2
             continue

@@ -136,7 +136,9 @@ class LogService:
         results = []
         for p, m, base in zip(parsed, matches, bases, strict=True):
             label = self.classifier.line_label(base, p)
-            self._info[m.template_id] = TemplateInfo(m.template, base)
+            info = self._info.get(m.template_id)
+            if info is None or info.template != m.template or info.label is not base:
+                self._info[m.template_id] = TemplateInfo(m.template, base)
             results.append(LineResult(p, m, label))
         return results
 

@@ -105,8 +105,9 @@ class TemplateMiner:
         key = " ".join(tokens)
         known = self._seen.get(key)
         if known is not None:  # the same masked message again: no tree search
-            cluster = self._drain.id_to_cluster.get(self.canonical(known))
-            if cluster is not None:
+            cid = self.canonical(known)
+            if cid in self._drain.id_to_cluster:
+                cluster = self._drain.id_to_cluster[cid]  # (indexing marks it used in the LRU)
                 cluster.size += 1
                 return TemplateMatch(cluster.cluster_id, " ".join(cluster.log_template_tokens), False)
         cluster, change = self._drain.add_log_message(key)

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["SCHEMA_NAMES", "load_schema"]
 
-SCHEMA_NAMES = ("transcript", "logs", "intent", "dlq", "status", "stats", "config")
+SCHEMA_NAMES = ("transcript", "logs", "intent", "summary", "alert", "dlq", "status", "stats", "config")
 
 
 def load_schema(name: str) -> dict[str, Any]:

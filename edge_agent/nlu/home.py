@@ -64,7 +64,7 @@ class Entity:
         return (self.name, *self.aliases)
 
 
-def _resolve(text: str, candidates: Mapping[str, str], fuzzy: bool = True) -> str | None:
+def _resolve(text: str, candidates: Mapping[str, str], fuzzy: bool = True, plural: bool = True) -> str | None:
     """Map ``text`` to a canonical value; ``candidates`` maps canonical_key -> value."""
     if not text.strip():
         return None
@@ -75,7 +75,7 @@ def _resolve(text: str, candidates: Mapping[str, str], fuzzy: bool = True) -> st
     if key in candidates:
         return candidates[key]
     singular = key[:-1] if key.endswith("s") else key + "s"
-    if singular in candidates:
+    if plural and singular in candidates:
         return candidates[singular]
     if not fuzzy:
         return None
@@ -134,7 +134,9 @@ class Home:
             raise HomeFileError(f"{source}: unknown keys {sorted(unknown)}")
         return cls(
             areas=_str_list(data.get("areas"), f"{source}: areas"),
-            entities=[_entity(e, f"{source}: entities[{i}]") for i, e in enumerate(data.get("entities") or [])],
+            entities=[
+                _entity(e, f"{source}: entities[{i}]") for i, e in enumerate(data.get("entities") or [])
+            ],
             lists=_str_list(data.get("lists"), f"{source}: lists"),
             floors=_str_list(data.get("floors"), f"{source}: floors"),
         )
@@ -150,12 +152,17 @@ class Home:
             if e.device_class:
                 item["device_class"] = e.device_class
             entities.append(item)
-        return {"areas": list(self.areas), "floors": list(self.floors), "entities": entities,
-                "lists": list(self.lists)}
+        return {
+            "areas": list(self.areas),
+            "floors": list(self.floors),
+            "entities": entities,
+            "lists": list(self.lists),
+        }
 
     # -- resolution --------------------------------------------------------------------
-    def resolve_entity(self, text: str, fuzzy: bool = True) -> Entity | None:
-        name = _resolve(text, self._entity_keys, fuzzy)
+    def resolve_entity(self, text: str, fuzzy: bool = True, plural: bool = True) -> Entity | None:
+        """The entity called ``text``; ``plural`` lets "lamps" match "Lamp", ``fuzzy`` allows misspellings."""
+        name = _resolve(text, self._entity_keys, fuzzy, plural)
         return self._by_name[name] if name is not None else None
 
     def resolve_name(self, text: str) -> str | None:

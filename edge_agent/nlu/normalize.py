@@ -31,15 +31,20 @@ __all__ = [
 
 Number = int | float
 
-_ONES: dict[str, int] = {
-    w: i for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen".split())
-}
+_ONE_WORDS = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+]  # fmt: skip
+_ONES: dict[str, int] = {w: i for i, w in enumerate(_ONE_WORDS)}
 _ONES.update({"oh": 0, "nought": 0, "to": -1, "too": -1, "for": -1})  # -1: homophone, only inside numbers
 _HOMOPHONE_VALUE = {"to": 2, "too": 2, "for": 4}
-_TENS: dict[str, int] = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
-                         if w != "_"}
+_TENS: dict[str, int] = {
+    w: 10 * i
+    for i, w in enumerate(
+        ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+    )
+    if w != "_"
+}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _FRACTIONS = {"half": 0.5, "halves": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3, "thirds": 1 / 3}
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)?(?:/\d+)?|[a-z]+(?:'[a-z]+)?|%|°")
@@ -70,9 +75,7 @@ def _is_word_number(tok: str, nxt: str | None) -> bool:
     value = _ONES.get(tok)
     if value is None:
         return False
-    if value == -1:  # "to"/"for" only count when clearly numeric ("to hundred" no; "twenty to" no)
-        return False
-    return True
+    return value != -1  # "to"/"for" are homophones, never numbers on their own inside a phrase
 
 
 def _parse_at(toks: list[str], i: int) -> tuple[Number, int] | None:
@@ -112,8 +115,13 @@ def _words_value(toks: list[str], i: int, start: int) -> tuple[int, int]:
         elif tok == "thousand":
             total += (current or 1) * 1000
             current = 0
-        elif tok == "and" and seen and j + 1 < len(toks) and (toks[j + 1] in _TENS or (
-                toks[j + 1] in _ONES and _ONES[toks[j + 1]] > 0)) and (current % 100 == 0 and current > 0 or total > 0):
+        elif (
+            tok == "and"
+            and seen
+            and j + 1 < len(toks)
+            and (toks[j + 1] in _TENS or (toks[j + 1] in _ONES and _ONES[toks[j + 1]] > 0))
+            and ((current % 100 == 0 and current > 0) or total > 0)
+        ):
             j += 1
             continue
         else:
@@ -133,13 +141,18 @@ def _fraction_tail(toks: list[str], j: int, value: Number) -> tuple[Number, int]
         if frac is not None and 0 < frac < 1:
             return value + frac, j + 3
     # "three quarters"
-    if j < n and toks[j] in ("quarters", "quarter", "halves", "thirds") and isinstance(value, int) and value > 0:
+    if (
+        j < n
+        and toks[j] in ("quarters", "quarter", "halves", "thirds")
+        and isinstance(value, int)
+        and value > 0
+    ):
         return value * _FRACTIONS[toks[j]], j + 1
     # "twenty point five"
     if j + 1 < n and toks[j] == "point":
         digits = ""
         k = j + 1
-        while k < n and (toks[k] in _ONES and 0 <= _ONES[toks[k]] <= 9 or toks[k].isdigit()):
+        while k < n and ((toks[k] in _ONES and 0 <= _ONES[toks[k]] <= 9) or toks[k].isdigit()):
             digits += str(_ONES[toks[k]]) if toks[k] in _ONES else toks[k]
             k += 1
         if digits:
@@ -176,7 +189,7 @@ def parse_number(text: str) -> Number | None:
     parsed = _parse_at(toks, 0)
     if parsed is None:
         return None
-    rest = [t for t in toks[parsed[1]:] if t not in ("%", "°", "percent", "degrees", "degree")]
+    rest = [t for t in toks[parsed[1] :] if t not in ("%", "°", "percent", "degrees", "degree")]
     return _clean(parsed[0]) if not rest else None
 
 
@@ -190,7 +203,7 @@ def _has(text: str, phrase: str) -> bool:
 
 
 def parse_percentage(text: str, words: bool = True) -> int | None:
-    """"50%", "fifty percent", "one hundred" -> int 0..100 (clamped); "max"/"min"/"half" too."""
+    """ "50%", "fifty percent", "one hundred" -> int 0..100 (clamped); "max"/"min"/"half" too."""
     low = text.lower()
     number = find_number(low)
     if number is not None:
@@ -221,7 +234,7 @@ def parse_brightness(text: str) -> int | None:
 
 
 def parse_temperature(text: str) -> Number | None:
-    """"twenty two and a half degrees" -> 22.5; units are ignored (the thermostat's own unit)."""
+    """ "twenty two and a half degrees" -> 22.5; units are ignored (the thermostat's own unit)."""
     return find_number(text)
 
 
@@ -237,7 +250,7 @@ _LOWER = {"hours": "minutes", "minutes": "seconds"}
 
 
 def parse_duration(text: str) -> dict[str, int] | None:
-    """"1 hour and 30 seconds" -> {"hours": 1, "seconds": 30}; fractions carry down a unit
+    """ "1 hour and 30 seconds" -> {"hours": 1, "seconds": 30}; fractions carry down a unit
     ("an hour and a half" -> {"hours": 1, "minutes": 30}, "half a minute" -> {"seconds": 30})."""
     toks = tokens(re.sub(r"(\d)([hms])\b", r"\1 \2", text.lower()))
     amounts: dict[str, float] = {}
@@ -252,7 +265,12 @@ def parse_duration(text: str) -> dict[str, int] | None:
             pending, last_unit = None, unit
             i += 1
             continue
-        if tok == "and" and last_unit and i + 2 < len(toks) + 1 and toks[i + 1:i + 3] in (["a", "half"], ["one", "half"]):
+        if (
+            tok == "and"
+            and last_unit
+            and i + 2 < len(toks) + 1
+            and toks[i + 1 : i + 3] in (["a", "half"], ["one", "half"])
+        ):
             amounts[last_unit] += 0.5
             i += 3
             continue
@@ -287,19 +305,36 @@ def _carry(amounts: dict[str, float]) -> dict[str, int]:
             out[unit] = whole
         else:
             del out[unit]
-    result = {u: int(round(v)) for u, v in out.items() if round(v) > 0}
+    result = {u: round(v) for u, v in out.items() if round(v) > 0}
     order = ("hours", "minutes", "seconds")
     return {u: result[u] for u in order if u in result}
 
 
-_COLOR_ALIASES = {"colour": "", "color": "", "the": "", "light": "", "lights": "", "shade": "", "of": "",
-                  "a": "", "nice": "", "bright": "", "some": ""}
-_COLOR_MAP = {"grey": "gray", "violet": "violet", "warm": "warm white", "cool": "cool white", "daylight": "cool white"}
+_COLOR_ALIASES = {
+    "colour": "",
+    "color": "",
+    "the": "",
+    "light": "",
+    "lights": "",
+    "shade": "",
+    "of": "",
+    "a": "",
+    "nice": "",
+    "bright": "",
+    "some": "",
+}
+_COLOR_MAP = {
+    "grey": "gray",
+    "violet": "violet",
+    "warm": "warm white",
+    "cool": "cool white",
+    "daylight": "cool white",
+}
 
 
 def parse_color(text: str) -> str | None:
     """Spoken color -> lower-case color name ("the colour Blue" -> "blue", "grey" -> "gray")."""
-    words = [w for w in re.findall(r"[a-z]+", text.lower()) if not _COLOR_ALIASES.get(w, "x") == ""]
+    words = [w for w in re.findall(r"[a-z]+", text.lower()) if _COLOR_ALIASES.get(w, "x") != ""]
     if not words:
         return None
     name = " ".join(words)
@@ -307,14 +342,81 @@ def parse_color(text: str) -> str | None:
 
 
 # direction phrases, longest first wins when they overlap
-_UP = ("up", "raise", "increase", "higher", "more", "brighter", "brighten", "lighter", "louder", "warmer",
-       "hotter", "warm up", "heat up", "bump up", "crank up", "pump up", "boost", "too dark", "so dark", "dark",
-       "not bright enough", "too dim", "can't hear", "cannot hear", "barely hear", "too quiet", "cold",
-       "freezing", "chilly", "too cold", "so cold", "toastier", "more light", "less dim", "plus", "brr")
-_DOWN = ("down", "lower", "decrease", "reduce", "less", "dim", "dimmer", "darker", "quieter", "softer",
-         "cooler", "colder", "cool down", "too bright", "so bright", "blinding", "too harsh", "too loud",
-         "so loud", "deafening", "hot", "too hot", "too warm", "boiling", "sweating", "roasting", "so hot",
-         "stuffy", "less hot", "less bright", "drop", "minus", "bright", "loud", "warm")
+_UP = (
+    "up",
+    "raise",
+    "increase",
+    "higher",
+    "more",
+    "brighter",
+    "brighten",
+    "lighter",
+    "louder",
+    "warmer",
+    "hotter",
+    "warm up",
+    "heat up",
+    "bump up",
+    "crank up",
+    "pump up",
+    "boost",
+    "too dark",
+    "so dark",
+    "dark",
+    "not bright enough",
+    "too dim",
+    "can't hear",
+    "cannot hear",
+    "barely hear",
+    "too quiet",
+    "cold",
+    "freezing",
+    "chilly",
+    "too cold",
+    "so cold",
+    "toastier",
+    "more light",
+    "less dim",
+    "plus",
+    "brr",
+)
+_DOWN = (
+    "down",
+    "lower",
+    "decrease",
+    "reduce",
+    "less",
+    "dim",
+    "dimmer",
+    "darker",
+    "quieter",
+    "softer",
+    "cooler",
+    "colder",
+    "cool down",
+    "too bright",
+    "so bright",
+    "blinding",
+    "too harsh",
+    "too loud",
+    "so loud",
+    "deafening",
+    "hot",
+    "too hot",
+    "too warm",
+    "boiling",
+    "sweating",
+    "roasting",
+    "so hot",
+    "stuffy",
+    "less hot",
+    "less bright",
+    "drop",
+    "minus",
+    "bright",
+    "loud",
+    "warm",
+)
 
 
 def _direction(text: str) -> str | None:

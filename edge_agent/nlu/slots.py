@@ -28,23 +28,43 @@ __all__ = [
     "SENSOR_CLASSES",
     "build_slots",
     "device_class_for",
-    "spoken_device_words",
     "is_global_request",
     "mentions_here",
+    "spoken_device_words",
 ]
 
 # ------------------------------------------------------------------------------ word tables
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("lights", "light", "lamps", "lamp", "lighting", "bulbs", "light bulbs", "lites", "bulb"),
-    "switch": ("switches", "switch", "plugs", "outlets", "sockets", "smart plugs", "plug", "outlet", "socket"),
+    "switch": (
+        "switches",
+        "switch",
+        "plugs",
+        "outlets",
+        "sockets",
+        "smart plugs",
+        "plug",
+        "outlet",
+        "socket",
+    ),
     "fan": ("fans", "fan"),
     "lock": ("locks", "lock", "doors", "door", "door locks", "door lock"),
     "media_player": ("tv", "speaker", "speakers", "media player", "music", "television", "media players"),
     "climate": ("thermostat", "heating", "ac", "air conditioning", "heat", "thermostats"),
     "vacuum": ("vacuum", "robot vacuum", "vacuums"),
     "valve": ("valve", "valves"),
-    "person": ("people", "anyone", "anybody", "someone", "everyone", "everybody", "persons", "residents",
-               "family members", "family"),
+    "person": (
+        "people",
+        "anyone",
+        "anybody",
+        "someone",
+        "everyone",
+        "everybody",
+        "persons",
+        "residents",
+        "family members",
+        "family",
+    ),
 }
 
 COVER_CLASS_WORDS: dict[str, tuple[str, ...]] = {
@@ -61,41 +81,96 @@ COVER_CLASS_WORDS: dict[str, tuple[str, ...]] = {
 
 # binary sensor classes: (spoken class words, words for "on", words for "off")
 BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "motion": (("motion sensor", "motion sensors", "motion detector", "movement sensor", "motion", "movement"),
-               ("triggered", "detecting motion", "active", "tripped", "detected"), ("clear", "idle")),
-    "moisture": (("leak sensor", "leak sensors", "water sensor", "water sensors", "flood sensor", "leak", "leaks",
-                  "water leak", "flooding"), ("wet", "leaking", "detecting water", "triggered", "flooded", "detected"),
-                 ("dry",)),
-    "occupancy": (("occupancy sensor", "occupancy sensors", "presence detector", "occupancy"),
-                  ("occupied", "detecting someone", "detected", "triggered"), ("empty", "unoccupied", "clear")),
-    "smoke": (("smoke detector", "smoke detectors", "smoke alarm", "smoke sensor", "smoke sensors", "smoke"),
-              ("detecting smoke", "going off", "triggered", "alarming", "detected"), ("clear", "quiet")),
-    "gas": (("gas sensor", "gas sensors", "gas detector", "gas alarm", "gas"),
-            ("detecting gas", "going off", "triggered", "detected"), ("clear",)),
-    "carbon_monoxide": (("co detector", "carbon monoxide sensor", "carbon monoxide sensors", "carbon monoxide detector",
-                         "co alarm", "carbon monoxide", "co"), ("detecting carbon monoxide", "going off", "triggered",
-                                                               "detected"), ("clear",)),
+    "motion": (
+        ("motion sensor", "motion sensors", "motion detector", "movement sensor", "motion", "movement"),
+        ("triggered", "detecting motion", "active", "tripped", "detected"),
+        ("clear", "idle"),
+    ),
+    "moisture": (
+        (
+            "leak sensor",
+            "leak sensors",
+            "water sensor",
+            "water sensors",
+            "flood sensor",
+            "leak",
+            "leaks",
+            "water leak",
+            "flooding",
+        ),
+        ("wet", "leaking", "detecting water", "triggered", "flooded", "detected"),
+        ("dry",),
+    ),
+    "occupancy": (
+        ("occupancy sensor", "occupancy sensors", "presence detector", "occupancy"),
+        ("occupied", "detecting someone", "detected", "triggered"),
+        ("empty", "unoccupied", "clear"),
+    ),
+    "smoke": (
+        ("smoke detector", "smoke detectors", "smoke alarm", "smoke sensor", "smoke sensors", "smoke"),
+        ("detecting smoke", "going off", "triggered", "alarming", "detected"),
+        ("clear", "quiet"),
+    ),
+    "gas": (
+        ("gas sensor", "gas sensors", "gas detector", "gas alarm", "gas"),
+        ("detecting gas", "going off", "triggered", "detected"),
+        ("clear",),
+    ),
+    "carbon_monoxide": (
+        (
+            "co detector",
+            "carbon monoxide sensor",
+            "carbon monoxide sensors",
+            "carbon monoxide detector",
+            "co alarm",
+            "carbon monoxide",
+            "co",
+        ),
+        ("detecting carbon monoxide", "going off", "triggered", "detected"),
+        ("clear",),
+    ),
     "door": (("door sensor", "door sensors", "door contact"), ("open", "opened"), ("closed", "shut")),
     "window": (("window sensor", "window sensors", "window contact"), ("open", "opened"), ("closed", "shut")),
     "garage_door": (("garage door sensor", "garage sensor"), ("open", "up"), ("closed", "shut", "down")),
-    "opening": (("contact sensor", "contact sensors", "opening sensor", "openings"), ("open", "opened"),
-                ("closed", "shut")),
-    "battery": (("battery sensor", "battery", "batteries"), ("low", "running low", "almost empty"),
-                ("fine", "normal", "ok")),
-    "battery_charging": (("charger", "charging sensor"), ("charging", "plugged in to charge"),
-                         ("not charging", "discharging")),
-    "connectivity": (("connection sensor", "network sensor"), ("connected", "online"),
-                     ("disconnected", "offline", "not connected")),
+    "opening": (
+        ("contact sensor", "contact sensors", "opening sensor", "openings"),
+        ("open", "opened"),
+        ("closed", "shut"),
+    ),
+    "battery": (
+        ("battery sensor", "battery", "batteries"),
+        ("low", "running low", "almost empty"),
+        ("fine", "normal", "ok"),
+    ),
+    "battery_charging": (
+        ("charger", "charging sensor"),
+        ("charging", "plugged in to charge"),
+        ("not charging", "discharging"),
+    ),
+    "connectivity": (
+        ("connection sensor", "network sensor"),
+        ("connected", "online"),
+        ("disconnected", "offline", "not connected"),
+    ),
     "plug": (("plug sensor",), ("plugged in",), ("unplugged", "not plugged in")),
-    "power": (("power sensor", "mains sensor"), ("powered", "on power", "powered on"),
-              ("without power", "unpowered", "powered off")),
+    "power": (
+        ("power sensor", "mains sensor"),
+        ("powered", "on power", "powered on"),
+        ("without power", "unpowered", "powered off"),
+    ),
     "running": (("run sensor", "running sensor"), ("running", "working"), ("stopped",)),
     "update": (("updates", "update"), ("available", "pending"), ("up to date", "installed")),
-    "problem": (("problem sensor", "fault sensor"), ("reporting a problem", "faulty", "problem", "problems", "issue",
-                                                     "issues", "a problem"), ("ok", "fine")),
+    "problem": (
+        ("problem sensor", "fault sensor"),
+        ("reporting a problem", "faulty", "problem", "problems", "issue", "issues", "a problem"),
+        ("ok", "fine"),
+    ),
     "vibration": (("vibration sensor", "vibration sensors"), ("vibrating", "shaking"), ("still",)),
-    "sound": (("sound sensor", "sound sensors", "noise sensor", "noise", "sound"),
-              ("detecting sound", "hearing something", "detected", "triggered"), ("quiet",)),
+    "sound": (
+        ("sound sensor", "sound sensors", "noise sensor", "noise", "sound"),
+        ("detecting sound", "hearing something", "detected", "triggered"),
+        ("quiet",),
+    ),
     "tamper": (("tamper sensor",), ("tampered with", "tampered"), ("untouched",)),
     "presence": (("presence sensor",), ("home", "present", "at home"), ("away", "not home")),
     "cold": (("frost sensor", "freeze sensor"), ("cold", "freezing", "too cold"), ("warm",)),
@@ -107,17 +182,51 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
 
 # state words that name a binary-sensor class by themselves ("which devices are connected?")
 STATE_CLASSES: dict[str, str] = {
-    "connected": "connectivity", "disconnected": "connectivity", "online": "connectivity", "offline": "connectivity",
-    "not connected": "connectivity", "plugged in": "plug", "unplugged": "plug", "not plugged in": "plug",
-    "powered on": "power", "powered": "power", "unpowered": "power", "without power": "power",
-    "running": "running", "stopped": "running", "charging": "battery_charging", "not charging": "battery_charging",
-    "discharging": "battery_charging", "wet": "moisture", "dry": "moisture", "leaking": "moisture",
-    "flooded": "moisture", "cold": "cold", "freezing": "cold", "too cold": "cold", "hot": "heat",
-    "overheating": "heat", "too hot": "heat", "vibrating": "vibration", "shaking": "vibration",
-    "occupied": "occupancy", "unoccupied": "occupancy", "tampered with": "tamper", "tampered": "tamper",
-    "home": "presence", "at home": "presence", "present": "presence", "away": "presence", "unsafe": "safety",
-    "low": "battery", "running low": "battery", "problem": "problem", "problems": "problem", "issue": "problem",
-    "issues": "problem", "a problem": "problem",
+    "connected": "connectivity",
+    "disconnected": "connectivity",
+    "online": "connectivity",
+    "offline": "connectivity",
+    "not connected": "connectivity",
+    "plugged in": "plug",
+    "unplugged": "plug",
+    "not plugged in": "plug",
+    "powered on": "power",
+    "powered": "power",
+    "unpowered": "power",
+    "without power": "power",
+    "running": "running",
+    "stopped": "running",
+    "charging": "battery_charging",
+    "not charging": "battery_charging",
+    "discharging": "battery_charging",
+    "wet": "moisture",
+    "dry": "moisture",
+    "leaking": "moisture",
+    "flooded": "moisture",
+    "cold": "cold",
+    "freezing": "cold",
+    "too cold": "cold",
+    "hot": "heat",
+    "overheating": "heat",
+    "too hot": "heat",
+    "vibrating": "vibration",
+    "shaking": "vibration",
+    "occupied": "occupancy",
+    "unoccupied": "occupancy",
+    "tampered with": "tamper",
+    "tampered": "tamper",
+    "home": "presence",
+    "at home": "presence",
+    "present": "presence",
+    "away": "presence",
+    "unsafe": "safety",
+    "low": "battery",
+    "running low": "battery",
+    "problem": "problem",
+    "problems": "problem",
+    "issue": "problem",
+    "issues": "problem",
+    "a problem": "problem",
 }
 
 # numeric sensor classes: (spoken class words, typical entity-name nouns)
@@ -168,21 +277,49 @@ MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
 }
 
 # intents that take the satellite's area when none is spoken
-CONTEXT_INTENTS = frozenset({
-    "HassTurnOn", "HassTurnOff", "HassToggle", "HassLightSet", "HassSetPosition", "HassStopMoving",
-    "HassClimateSetTemperature", "HassClimateGetTemperature", "HassFanSetSpeed", "HassMediaPause",
-    "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume", "HassSetVolumeRelative",
-    "HassMediaPlayerMute", "HassMediaPlayerUnmute", "HassMediaSearchAndPlay", "EdgeLightSetRelative",
-    "EdgeClimateSetRelative", "HassGetState", "HassVacuumStart",
-})
-_TIMER_INTENTS = frozenset({
-    "HassStartTimer", "HassCancelTimer", "HassCancelAllTimers", "HassPauseTimer", "HassUnpauseTimer",
-    "HassTimerStatus", "HassIncreaseTimer", "HassDecreaseTimer",
-})
+CONTEXT_INTENTS = frozenset(
+    {
+        "HassTurnOn",
+        "HassTurnOff",
+        "HassToggle",
+        "HassLightSet",
+        "HassSetPosition",
+        "HassStopMoving",
+        "HassClimateSetTemperature",
+        "HassClimateGetTemperature",
+        "HassFanSetSpeed",
+        "HassMediaPause",
+        "HassMediaUnpause",
+        "HassMediaNext",
+        "HassMediaPrevious",
+        "HassSetVolume",
+        "HassSetVolumeRelative",
+        "HassMediaPlayerMute",
+        "HassMediaPlayerUnmute",
+        "HassMediaSearchAndPlay",
+        "EdgeLightSetRelative",
+        "EdgeClimateSetRelative",
+        "HassGetState",
+        "HassVacuumStart",
+    }
+)
+_TIMER_INTENTS = frozenset(
+    {
+        "HassStartTimer",
+        "HassCancelTimer",
+        "HassCancelAllTimers",
+        "HassPauseTimer",
+        "HassUnpauseTimer",
+        "HassTimerStatus",
+        "HassIncreaseTimer",
+        "HassDecreaseTimer",
+    }
+)
 _HERE = re.compile(r"\b(here|this room|this space|where i am|around me|the room)\b", re.IGNORECASE)
 _GLOBAL = re.compile(
     r"\b(everywhere|whole house|entire house|throughout the house|all over the house|every room|"
-    r"around the house|in the house|at home|anywhere|all|every|each|any|entire home|whole home|across the home)\b",
+    r"around the house|in the house|at home|anywhere|all|every|each|any|entire home|whole home|"
+    r"across the home)\b",
     re.IGNORECASE,
 )
 
@@ -213,6 +350,9 @@ def _table(pairs: dict[str, tuple[str, ...]]) -> dict[str, str]:
 
 
 _DOMAIN_BY_WORD = _table(DOMAIN_WORDS)
+_DOMAIN_BY_WORD.update(
+    {"illuminate": "light", "light up": "light", "light": "light"}
+)  # verbs that imply lights
 _COVER_BY_WORD = _table(COVER_CLASS_WORDS)
 _BINARY_BY_WORD = _table({k: v[0] for k, v in BINARY_CLASSES.items()})
 _SENSOR_BY_WORD = _table({k: v[0] for k, v in SENSOR_CLASSES.items()})
@@ -262,8 +402,27 @@ _ON_WORDS = ("on", "turned on", "switched on", "lit", "running", "spinning", "ac
 _OFF_WORDS = ("off", "turned off", "switched off", "not running", "powered off")
 _OPEN_WORDS = ("open", "opened", "up", "raised")
 _CLOSED_WORDS = ("closed", "shut", "down", "lowered", "drawn")
-_BINARY_OFF = ("clear", "ok", "okay", "fine", "normal", "safe", "dry", "idle", "quiet", "off", "no", "gone", "away",
-               "charged", "full", "secure", "locked", "inactive", "undetected")
+_BINARY_OFF = (
+    "clear",
+    "ok",
+    "okay",
+    "fine",
+    "normal",
+    "safe",
+    "dry",
+    "idle",
+    "quiet",
+    "off",
+    "no",
+    "gone",
+    "away",
+    "charged",
+    "full",
+    "secure",
+    "locked",
+    "inactive",
+    "undetected",
+)
 _HOME_WORDS = ("home", "at home", "here", "present", "in")
 _AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
 
@@ -334,7 +493,7 @@ def build_slots(
 ) -> dict[str, SlotValue]:
     """Final slots for one recognized utterance (see module docstring)."""
     if home is not None:
-        spans = _repair_names(text, list(spans), home)
+        spans = _repair_names(text, intent, list(spans), home)
     groups = _group(text, spans)
     out = _Out()
     _places(out, groups, home)
@@ -350,63 +509,97 @@ def build_slots(
 
 
 def _adjacent(text: str, left: Span, right: Span) -> bool:
-    return left.end <= right.start and not text[left.end:right.start].strip()
+    return left.end <= right.start and not text[left.end : right.start].strip()
 
 
-def _repair_names(text: str, spans: list[Span], home: Home) -> list[Span]:
+def _repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
     """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
     "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
     spans = sorted(spans, key=lambda sp: sp.start)
     i = 0
     while i < len(spans):
         span = spans[i]
-        raw = text[span.start:span.end]
+        raw = text[span.start : span.end]
         if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
             nxt = spans[i + 1] if i + 1 < len(spans) else None
             prev = spans[i - 1] if i > 0 else None
-            if nxt is not None and nxt.slot in ("domain", "device_class") and _adjacent(text, span, nxt) \
-                    and home.resolve_entity(text[span.start:nxt.end], fuzzy=False) is not None:
+            if (
+                nxt is not None
+                and nxt.slot in ("domain", "device_class")
+                and _adjacent(text, span, nxt)
+                and home.resolve_entity(text[span.start : nxt.end], fuzzy=False) is not None
+            ):
                 spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
                 del spans[i + 1]
                 continue
-            if prev is not None and prev.slot in ("area", "floor") and _adjacent(text, prev, span) \
-                    and home.resolve_entity(text[prev.start:span.end], fuzzy=False) is not None:
+            if (
+                prev is not None
+                and prev.slot in ("area", "floor")
+                and _adjacent(text, prev, span)
+                and home.resolve_entity(text[prev.start : span.end], fuzzy=False) is not None
+            ):
                 spans[i - 1] = Span(prev.start, span.end, "name", min(span.confidence, prev.confidence))
                 del spans[i]
                 continue
         if span.slot in ("area", "floor"):
             nxt = spans[i + 1] if i + 1 < len(spans) else None
-            if nxt is not None and nxt.slot in ("domain", "device_class") and _adjacent(text, span, nxt) \
-                    and home.resolve_entity(text[span.start:nxt.end], fuzzy=False) is not None:
+            if (
+                nxt is not None
+                and nxt.slot in ("domain", "device_class")
+                and _adjacent(text, span, nxt)
+                and home.resolve_entity(text[span.start : nxt.end], fuzzy=False) is not None
+            ):
                 spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
                 del spans[i + 1]  # "the bedroom lamp" is the entity Bedroom Lamp, not a room + lights
                 continue
-            if home.resolve_area(raw, fuzzy=False) is None and home.resolve_floor(raw, fuzzy=False) is None \
-                    and home.resolve_entity(raw, fuzzy=False) is not None:
+            if (
+                home.resolve_area(raw, fuzzy=False) is None
+                and home.resolve_floor(raw, fuzzy=False) is None
+                and home.resolve_entity(raw, fuzzy=False) is not None
+            ):
                 spans[i] = Span(span.start, span.end, "name", span.confidence)
-        if span.slot in ("domain", "device_class") and not any(sp.slot == "name" for sp in spans) \
-                and home.resolve_entity(raw, fuzzy=False) is not None:
-            spans[i] = Span(span.start, span.end, "name", span.confidence)  # an entity called "CO" or "Ceiling Fan"
+        if span.slot in ("domain", "device_class") and not any(sp.slot == "name" for sp in spans):
+            named = home.resolve_entity(raw, fuzzy=False, plural=False)
+            if named is not None and (
+                intent == "HassGetState" or named.domain not in ("sensor", "binary_sensor")
+            ):
+                spans[i] = Span(
+                    span.start, span.end, "name", span.confidence
+                )  # an entity called "CO" or "TV"
         if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
             split = _split_area_word(text, span, home)
             if split:
-                spans[i:i + 1] = split
+                spans[i : i + 1] = split
         i += 1
     return spans
 
 
 def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
-    """"kitchen lights" tagged as one name, with no such entity -> area "kitchen" + domain "lights"."""
-    raw = text[span.start:span.end]
+    """ "kitchen lights" tagged as one name, with no such entity -> area "kitchen" + domain "lights"."""
+    raw = text[span.start : span.end]
     for cut in [m.start() for m in re.finditer(r" ", raw)]:
-        head, tail = raw[:cut], raw[cut + 1:]
-        kind = "area" if home.resolve_area(head, fuzzy=False) else "floor" if home.resolve_floor(head, fuzzy=False) else None
+        head, tail = raw[:cut], raw[cut + 1 :]
+        kind = (
+            "area"
+            if home.resolve_area(head, fuzzy=False)
+            else "floor"
+            if home.resolve_floor(head, fuzzy=False)
+            else None
+        )
         if kind is None:
             continue
-        word = "domain" if _lookup(_DOMAIN_BY_WORD, tail) else "device_class" if _lookup(_COVER_BY_WORD, tail) else None
+        word = (
+            "domain"
+            if _lookup(_DOMAIN_BY_WORD, tail)
+            else "device_class"
+            if _lookup(_COVER_BY_WORD, tail)
+            else None
+        )
         if word is not None and _key(tail) in _DOMAIN_BY_WORD | _COVER_BY_WORD:
-            return [Span(span.start, span.start + cut, kind, span.confidence),
-                    Span(span.start + cut + 1, span.end, word, span.confidence)]
+            return [
+                Span(span.start, span.start + cut, kind, span.confidence),
+                Span(span.start + cut + 1, span.end, word, span.confidence),
+            ]
     return []
 
 
@@ -505,7 +698,9 @@ def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, ho
     _state(out, groups, intent)
 
 
-def _pick_same_name(home: Home, entity: Entity, out: _Out, groups: dict[str, list[tuple[Span, str]]]) -> Entity:
+def _pick_same_name(
+    home: Home, entity: Entity, out: _Out, groups: dict[str, list[tuple[Span, str]]]
+) -> Entity:
     """Several entities share a name ("Phone" battery, "Phone" connectivity): the spoken class or the
     state word chooses ("is the phone charging?" -> the battery_charging one)."""
     same = home.entities_named(entity.name)
@@ -546,15 +741,31 @@ def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) ->
             implied = STATE_CLASSES.get(key)
             if domain == "light" and key == "detected":
                 implied, domain = "light", None
-            if implied is not None and domain in (None, "binary_sensor") and not (
-                    dc in BINARY_CLASSES and key in BINARY_CLASSES[str(dc)][1] + BINARY_CLASSES[str(dc)][2]):
+            if (
+                implied is not None
+                and domain in (None, "binary_sensor")
+                and not (
+                    dc in BINARY_CLASSES and key in BINARY_CLASSES[str(dc)][1] + BINARY_CLASSES[str(dc)][2]
+                )
+            ):
                 domain, dc = "binary_sensor", implied
                 out.put("domain", domain, span, raw, overwrite=True)
                 out.put("device_class", dc, span, raw, overwrite=True)
-        out.put("state", _state_value(raw, domain if isinstance(domain, str) else None,
-                                      dc if isinstance(dc, str) else None), span, raw)
-    if "state" not in out.slots and intent == "HassGetState" and domain == "binary_sensor" and dc_slot is not None \
-            and "name" not in out.slots:
+        out.put(
+            "state",
+            _state_value(
+                raw, domain if isinstance(domain, str) else None, dc if isinstance(dc, str) else None
+            ),
+            span,
+            raw,
+        )
+    if (
+        "state" not in out.slots
+        and intent == "HassGetState"
+        and domain == "binary_sensor"
+        and dc_slot is not None
+        and "name" not in out.slots
+    ):
         out.put("state", "on", dc_slot_span(dc_slot), dc_slot.raw)  # "is there any smoke?"
 
 

@@ -77,6 +77,10 @@ class Pipeline:
             reason = f"payload of {len(inbound.payload)} bytes exceeds {self.settings.max_payload_bytes}"
             self._dead_on_arrival(inbound, reason)
             return
+        if inbound.retain:  # only MQTT 3.1.1 replays retained messages to us (MQTT 5 is asked not to)
+            reason = "retained input: commands are not replayed from the broker's retained store"
+            self._dead_on_arrival(inbound, reason)
+            return
         routed = self.registry.route(inbound.topic)
         if routed is None:
             self._dead_on_arrival(inbound, "no handler for this topic")

@@ -36,7 +36,7 @@ from edge_agent.runtime.delegates import (
     prepare,
     setup_name,
 )
-from edge_agent.runtime.segments import BatchQueue, Feeds, SegmentExecutor, TaskExecutor
+from edge_agent.runtime.segments import BatchQueue, Feeds, Governor, SegmentExecutor, TaskExecutor
 
 __all__ = [
     "BackendState",
@@ -352,6 +352,7 @@ def _engine_factory(
             prefetch=cfg.prefetch,
             drop_page_cache=cfg.drop_page_cache,
             pace=pace,
+            invoke_rows=cfg.invoke_rows,
         )
 
     return build
@@ -442,11 +443,14 @@ def open_runtime(
     cfg: RuntimeConfig,
     *,
     backend: Backend | None = None,
-    pace: Callable[[], object] | None = None,
+    governor: Governor | None = None,
 ) -> ChainRuntime:
-    """Chain + batching queue; ``executors["intents"]``/``["logs"]`` plug into ``Model``."""
-    chain = build_chain(bundle, cfg, backend=backend, pace=pace)
-    queue = BatchQueue(chain.run_many, max_batch=cfg.max_batch)
+    """Chain + batching queue; ``executors["intents"]``/``["logs"]`` plug into ``Model``.
+
+    With a ``governor`` (``quota.governor_from_config(cfg.cpu.quota, cfg.cpu.affinity)``)
+    background batches start only within the CPU quota; interactive ones never wait for it."""
+    chain = build_chain(bundle, cfg, backend=backend)
+    queue = BatchQueue(chain.run_many, max_batch=cfg.max_batch, governor=governor)
     executors = {
         "intents": TaskExecutor(queue, "intents", interactive=True),
         "logs": TaskExecutor(queue, "logs", interactive=False),

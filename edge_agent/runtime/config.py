@@ -43,7 +43,6 @@ class CpuQuotaConfig(BaseModel):
     affinity: list[int] | None = Field(
         default=None, min_length=1, description="pin the process to these CPU ids"
     )
-    period_ms: int = Field(default=100, ge=10, le=10_000, description="governor accounting step")
     burst_ms: int = Field(default=200, ge=0, le=60_000, description="CPU time batch work may borrow ahead")
 
     @model_validator(mode="after")
@@ -86,6 +85,9 @@ class RuntimeConfig(BaseModel):
     )
     max_batch: int = Field(
         default=8, ge=1, le=256, description="queued requests pushed through a loaded segment together"
+    )
+    invoke_rows: int | None = Field(
+        default=None, ge=1, le=4096, description="rows per invoke inside a batch (bounds activation RAM)"
     )
     threads: int = Field(default=1, ge=1, le=64, description="interpreter threads (capped by cpu.quota)")
     probe_tolerance: float = Field(

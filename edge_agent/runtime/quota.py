@@ -173,6 +173,18 @@ class CpuGovernor:
             self.throttled_s += slept
         return slept
 
+    def wait_needed(self) -> float:
+        """Seconds batch work should wait now (0 when within quota); never sleeps.
+
+        For a worker that waits on its own queue, so an interactive request can wake it."""
+        with self._lock:
+            tokens = self._refill()
+        return 0.0 if tokens >= -1e-9 else -tokens / self.quota
+
+    def charge_wait(self, seconds: float) -> None:
+        """Count ``seconds`` a caller of :meth:`wait_needed` spent waiting."""
+        self.throttled_s += seconds
+
     def balance(self) -> float:
         """Current bucket level in CPU-seconds (negative: in debt)."""
         with self._lock:

@@ -11,9 +11,10 @@
   ``weight_budget_mb``; the rest stream.
 
 Several requests handed over together (:meth:`SegmentExecutor.run_many`, or queued through
-:class:`BatchQueue`) go through each segment while it is loaded: one invoke over the
-concatenated batch when the segment's batch dimension is dynamic, one invoke per request
-otherwise. Either way a streamed segment is loaded once per batch, not once per request.
+:class:`BatchQueue`) go through each segment while it is loaded: invokes over the concatenated
+batch (at most ``invoke_rows`` rows each, which bounds activation memory) when the segment's
+batch dimension is dynamic, one invoke per request otherwise. Either way a streamed segment is
+loaded once per batch, not once per request.
 """
 
 from __future__ import annotations
@@ -25,17 +26,18 @@ import itertools
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from edge_agent.errors import BundleError, InferenceError
-from edge_agent.runtime.backend import Interpreter
+from edge_agent.runtime.backend import Backend, Interpreter
 from edge_agent.runtime.bundle import Bundle, SegmentSpec
 from edge_agent.runtime.model import SegmentRunner
 
@@ -45,6 +47,7 @@ __all__ = [
     "SegmentExecutor",
     "TaskExecutor",
     "evict_from_page_cache",
+    "local_executors",
     "plan_residency",
 ]
 
@@ -75,10 +78,17 @@ def evict_from_page_cache(path: Path) -> None:
         os.close(fd)
 
 
+# A resident segment costs about twice its file in RSS: the mapped file plus the kernels' packed
+# copy of its weights (measured with bench/streaming.py on tflite-runtime 2.14).
+RESIDENT_COST = 2.0
+
+
 def plan_residency(
     order: Sequence[str], sizes: dict[str, int], residency: str, weight_budget_mb: float | None
 ) -> set[str]:
-    """Names of the segments to keep resident (``order``: first use across the task graphs)."""
+    """Names of the segments to keep resident (``order``: first use across the task graphs).
+
+    ``auto`` keeps segments, in order, while ``RESIDENT_COST`` x their file sizes fit the budget."""
     if residency == "resident":
         return set(order)
     if residency == "stream":
@@ -87,11 +97,12 @@ def plan_residency(
         raise BundleError(f"unknown residency {residency!r}; use resident, stream or auto")
     budget = (weight_budget_mb or 0.0) * _MB
     kept: set[str] = set()
-    used = 0
+    used = 0.0
     for name in order:
-        if used + sizes[name] <= budget:
+        cost = RESIDENT_COST * sizes[name]
+        if used + cost <= budget:
             kept.add(name)
-            used += sizes[name]
+            used += cost
     return kept
 
 
@@ -169,6 +180,7 @@ class SegmentExecutor:
     prefetch: int = 2
     drop_page_cache: bool = False
     pace: Callable[[], object] | None = None
+    invoke_rows: int | None = None
     stats: ExecutorStats = field(default_factory=ExecutorStats)
 
     def __post_init__(self) -> None:
@@ -317,18 +329,38 @@ class SegmentExecutor:
         first = seg.runner.inputs[0].name
         sizes = [int(np.shape(env[first])[0]) for env in envs]
         if seg.dynamic and len(envs) > 1 and _same_trailing(seg, envs):
-            merged = {p.name: np.concatenate([env[p.name] for env in envs]) for p in seg.runner.inputs}
-            self._invoke(seg, merged, sum(sizes))
-            offsets = np.cumsum([0, *sizes])
-            for k, env in enumerate(envs):
-                for port in seg.runner.outputs:
-                    env[port.name] = merged[port.name][offsets[k] : offsets[k + 1]]
+            for group in self._groups(envs, sizes):
+                self._invoke_merged(seg, [envs[k] for k in group], [sizes[k] for k in group])
             return
         for env, size in zip(envs, sizes, strict=True):
             if seg.dynamic or size == seg.batch:
                 self._invoke(seg, env, size)
             else:
                 self._invoke_rows(seg, env, size)
+
+    def _groups(self, envs: list[Feeds], sizes: list[int]) -> list[list[int]]:
+        """Requests split into invokes of at most ``invoke_rows`` rows (activation memory)."""
+        limit = self.invoke_rows or sum(sizes)
+        groups: list[list[int]] = [[]]
+        rows = 0
+        for k, size in enumerate(sizes):
+            if groups[-1] and rows + size > limit:
+                groups.append([])
+                rows = 0
+            groups[-1].append(k)
+            rows += size
+        return groups
+
+    def _invoke_merged(self, seg: _Loaded, envs: list[Feeds], sizes: list[int]) -> None:
+        if len(envs) == 1:
+            self._invoke(seg, envs[0], sizes[0])
+            return
+        merged = {p.name: np.concatenate([env[p.name] for env in envs]) for p in seg.runner.inputs}
+        self._invoke(seg, merged, sum(sizes))
+        offsets = np.cumsum([0, *sizes])
+        for k, env in enumerate(envs):
+            for port in seg.runner.outputs:
+                env[port.name] = merged[port.name][offsets[k] : offsets[k + 1]]
 
     def _invoke(self, seg: _Loaded, env: Feeds, batch: int) -> None:
         if batch != seg.batch:
@@ -364,6 +396,13 @@ def _same_trailing(seg: _Loaded, envs: list[Feeds]) -> bool:
 RunMany = Callable[[str, Sequence[Feeds], bool], list[Feeds]]
 
 
+class Governor(Protocol):
+    """The part of the CPU governor the queue uses (see edge_agent.runtime.quota)."""
+
+    def wait_needed(self) -> float: ...
+    def charge_wait(self, seconds: float) -> None: ...
+
+
 @dataclass(order=True)
 class _Request:
     priority: int
@@ -377,13 +416,17 @@ class BatchQueue:
     """One worker thread in front of ``run_many``: queued requests of a task go through together.
 
     Interactive requests (priority 0) are taken before background ones (priority 1); a batch
-    holds requests of one task and one priority, at most ``max_batch`` of them.
+    holds requests of one task and one priority, at most ``max_batch`` of them. With a
+    ``governor`` (:class:`edge_agent.runtime.quota.CpuGovernor`), a background batch starts only
+    when the process is within its CPU quota; the worker waits on its queue meanwhile, so an
+    interactive request arriving then is served at once.
     """
 
-    def __init__(self, run_many: RunMany, *, max_batch: int = 8) -> None:
+    def __init__(self, run_many: RunMany, *, max_batch: int = 8, governor: Governor | None = None) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be >= 1")
         self._run_many = run_many
+        self._governor = governor
         self.max_batch = max_batch
         self._heap: list[_Request] = []
         self._cv = threading.Condition()
@@ -407,17 +450,27 @@ class BatchQueue:
         return self.submit(task, feeds, interactive=interactive).result()
 
     def close(self) -> None:
+        """Stop taking requests, finish the queued ones, stop the worker (idempotent)."""
         with self._cv:
             self._closed = True
             self._cv.notify_all()
-        self._thread.join(timeout=10)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
 
     def _take(self) -> list[_Request] | None:
         with self._cv:
-            while not self._heap and not self._closed:
-                self._cv.wait()
-            if not self._heap:
-                return None
+            while True:
+                while not self._heap and not self._closed:
+                    self._cv.wait()
+                if not self._heap:
+                    return None
+                wait = self._background_wait()
+                if wait <= 0:
+                    break
+                started = time.monotonic()
+                self._cv.wait(min(wait, 0.05))  # a new (interactive) request wakes us early
+                if self._governor is not None:
+                    self._governor.charge_wait(time.monotonic() - started)
             head = heapq.heappop(self._heap)
             batch = [head]
             rest: list[_Request] = []
@@ -428,6 +481,11 @@ class BatchQueue:
             for req in rest:
                 heapq.heappush(self._heap, req)
             return batch
+
+    def _background_wait(self) -> float:
+        if self._governor is None or self._closed or self._heap[0].priority == 0:
+            return 0.0
+        return self._governor.wait_needed()
 
     def _loop(self) -> None:
         while (batch := self._take()) is not None:
@@ -444,12 +502,22 @@ class BatchQueue:
 
 
 class TaskExecutor:
-    """``run(feeds) -> dict`` for one task over a :class:`BatchQueue` (model.Executor protocol)."""
+    """``run(feeds) -> dict`` for one task over a :class:`BatchQueue` (model.Executor protocol).
 
-    def __init__(self, queue: BatchQueue, task: str, *, interactive: bool = True) -> None:
+    ``on_close`` (idempotent) releases what the executors share; ``close()`` calls it."""
+
+    def __init__(
+        self,
+        queue: BatchQueue,
+        task: str,
+        *,
+        interactive: bool = True,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self._queue = queue
         self.task = task
         self.interactive = interactive
+        self._on_close = on_close
 
     def run(self, feeds: Feeds) -> Feeds:
         return self._queue.run(self.task, feeds, interactive=self.interactive)
@@ -460,4 +528,40 @@ class TaskExecutor:
         return [f.result() for f in futures]
 
     def close(self) -> None:
-        """The queue is shared between tasks; its owner closes it."""
+        if self._on_close is not None:
+            self._on_close()
+
+
+def local_executors(
+    bundle: Bundle,
+    backend: Backend,
+    *,
+    threads: int = 1,
+    residency: str = "stream",
+    weight_budget_mb: float | None = None,
+    variant: str = "default",
+    delegates: Sequence[object] = (),
+    prefetch: int = 2,
+    max_batch: int = 8,
+) -> dict[str, TaskExecutor]:
+    """Executors for ``Model`` on one backend (no fallback chain): a streaming / auto segment
+    executor behind a batching queue. ``auto`` without a budget keeps everything resident."""
+    if residency == "auto" and weight_budget_mb is None:
+        residency = "resident"
+    ex = SegmentExecutor(
+        bundle,
+        lambda path: backend.make_interpreter(path, threads, delegates),
+        variant=variant,
+        residency=residency,
+        weight_budget_mb=weight_budget_mb,
+        prefetch=prefetch,
+    )
+    queue = BatchQueue(ex.run_many, max_batch=max_batch)
+
+    def close() -> None:
+        queue.close()
+        ex.close()
+
+    return {
+        task: TaskExecutor(queue, task, interactive=(task != "logs"), on_close=close) for task in ex.tasks
+    }

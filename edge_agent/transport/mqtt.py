@@ -251,15 +251,25 @@ class MqttTransport:
         _log.info("mqtt.connected", session_present=bool(flags.session_present), client_id=self.client_id)
         with self._lock:
             self._pending_subs.clear()
-        for topic in self.subscription_filters():
+        # a resumed session keeps its subscriptions; subscribing again would make an MQTT 3.1.1
+        # broker replay retained messages. The first connect of a process always subscribes (the
+        # config may have changed).
+        resubscribe = not flags.session_present or self.counters.connects == 1
+        for topic in self.subscription_filters() if resubscribe else []:
             if self._v5:
-                _rc, mid = client.subscribe(topic, options=SubscribeOptions(qos=1))
+                # retainHandling 2: a retained input (a stale command) is not replayed at subscribe
+                rc, mid = client.subscribe(topic, options=SubscribeOptions(qos=1, retainHandling=2))
             else:
-                _rc, mid = client.subscribe(topic, qos=1)
+                rc, mid = client.subscribe(topic, qos=1)
             if mid is not None:
                 with self._lock:
                     self._pending_subs.add(mid)
-        if not self.subscriptions:
+            else:
+                self.counters.subscribe_refused += 1
+                _log.error("mqtt.subscribe_failed", topic=topic, rc=int(rc))
+        with self._lock:
+            nothing_pending = not self._pending_subs
+        if nothing_pending:  # no subscriptions (or none could be sent): nothing to wait for
             self._announce()
 
     def _announce(self) -> None:

@@ -83,7 +83,7 @@ _PLACEHOLDER = re.compile(r"(\{[a-z0-9_]+\}|<[a-z_]+>)")
 
 
 def _split_word(word: str) -> list[str]:
-    """"{animal}s" -> ["{animal}", "##s"]; "{n}," -> ["{n}", ","]. "##" glues to the previous piece."""
+    """ "{animal}s" -> ["{animal}", "##s"]; "{n}," -> ["{n}", ","]. "##" glues to the previous piece."""
     parts = [p for p in _PLACEHOLDER.split(word) if p]
     out: list[str] = []
     for i, part in enumerate(parts):
@@ -197,9 +197,8 @@ def _expand_seq(
             _expand_seq(_parse(RULES[node.name]), rng, fill, used, out)
         elif isinstance(node, _Alt):
             _expand_seq(node.options[rng.randrange(len(node.options))], rng, fill, used, out)
-        elif isinstance(node, _Opt):
-            if rng.random() < 0.5:
-                _expand_seq(node.body, rng, fill, used, out)
+        elif isinstance(node, _Opt) and rng.random() < 0.5:
+            _expand_seq(node.body, rng, fill, used, out)
 
 
 def join_pieces(pieces: list[Piece]) -> tuple[str, list[tuple[int, int, str]]]:
@@ -220,4 +219,3 @@ def join_pieces(pieces: list[Piece]) -> tuple[str, list[tuple[int, int, str]]]:
             continue
         spans.append((start, len(text), slot))
     return text, spans
-

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from firmware_tools.data import intent_lexicon as lx
 from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
+from firmware_tools.data import intent_lexicon as lx
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 from firmware_tools.data.intents import _G, _GLOBAL, _HERE, _num, _pct_text, _pct_value, number_words
 
@@ -31,8 +31,9 @@ def _dom(g: _G, domain: str) -> Callable[[], Fill]:
 
 def _cover_dc(g: _G, dc: str | None = None) -> Callable[[], Fill]:
     def make() -> Fill:
-        cls = dc or g.choice(["blind", "blind", "curtain", "curtain", "shade", "shutter", "garage", "window",
-                              "gate", "awning"])
+        cls = dc or g.choice(
+            ["blind", "blind", "curtain", "curtain", "shade", "shutter", "garage", "window", "gate", "awning"]
+        )
         return g.word(g.choice(lx.COVER_CLASS_WORDS[cls]), "device_class", domain="cover", device_class=cls)
 
     return make
@@ -47,21 +48,53 @@ def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> F
     """Area/floor/here/everywhere + a domain or device-class word."""
     r = g.rng.random()
     if r < 0.45:
-        t = ("[the] {a} {d}", "<the> {d} in [the] {a}", "<all> {d} in [the] {a}", "<all> [the] {a} {d}",
-             "[the] {d} (in|for|of) [the] {a}", "<the> {a} {d}", "{d} in {a}", "<all> the {d} in the {a}")
+        t = (
+            "[the] {a} {d}",
+            "<the> {d} in [the] {a}",
+            "<all> {d} in [the] {a}",
+            "<all> [the] {a} {d}",
+            "[the] {d} (in|for|of) [the] {a}",
+            "<the> {a} {d}",
+            "{d} in {a}",
+            "<all> the {d} in the {a}",
+        )
         if area_alone:
             t = (*t, "[the] {a}", "[the] {a}", "everything in the {a}")
         return g.sub(g.choice(t), a=g.area, d=dom)
     if r < 0.6:
-        return g.sub(g.choice(("[the] {f} {d}", "<all> {d} (on|in) the {f}", "<all> [the] {f} {d}",
-                               "[the] {d} on [the] {f}", "every {d} on the {f}")), f=g.floor, d=dom)
+        return g.sub(
+            g.choice(
+                (
+                    "[the] {f} {d}",
+                    "<all> {d} (on|in) the {f}",
+                    "<all> [the] {f} {d}",
+                    "[the] {d} on [the] {f}",
+                    "every {d} on the {f}",
+                )
+            ),
+            f=g.floor,
+            d=dom,
+        )
     if r < 0.8:
-        return g.sub(g.choice(("[the] {d} <here>", "<the> {d} <here>", "<all> {d} <here>", "[the] {d} {h}")),
-                     d=dom, h=lambda: Fill([], {_HERE: True}))
+        return g.sub(
+            g.choice(("[the] {d} <here>", "<the> {d} <here>", "<all> {d} <here>", "[the] {d} {h}")),
+            d=dom,
+            h=lambda: Fill([], {_HERE: True}),
+        )
     if r < 0.9:
-        return g.sub(g.choice(("<all> [the] {d} <everywhere> {x}", "every {d} [in the house] {x}",
-                               "<all> {d} {x}", "[the] whole house {d} {x}", "all [the] {d} in the house {x}")),
-                     d=dom, x=_marker(_GLOBAL))
+        return g.sub(
+            g.choice(
+                (
+                    "<all> [the] {d} <everywhere> {x}",
+                    "every {d} [in the house] {x}",
+                    "<all> {d} {x}",
+                    "[the] whole house {d} {x}",
+                    "all [the] {d} in the house {x}",
+                )
+            ),
+            d=dom,
+            x=_marker(_GLOBAL),
+        )
     return g.sub(g.choice(("[the] {d}", "<the> {d}", "the {d}")), d=dom)
 
 
@@ -72,46 +105,173 @@ def _light_target(g: _G, area_alone: bool = False) -> Fill:
 
 
 # ------------------------------------------------------------------------------ on / off
-_ON = ("(turn|switch|power|put) on {t}", "illuminate {t}", "(turn|switch|power|flip) {t} on", "{t} on", "activate {t}",
-       "enable {t}", "start {t}", "{t} on please", "get {t} on", "<pls> turn on {t}", "<pls> switch on {t}",
-       "<pls> turn {t} on", "<pls> switch {t} on", "<pls> activate {t}", "i want {t} on", "i'd like {t} on",
-       "{t}, on", "bring {t} on", "fire up {t}", "light up {t}", "(let's|lets) have {t} on", "on {t}",
-       "turn on {t} <pls_end>", "can i get {t} on", "{t} (needs|need) to be on", "make sure {t} (is|are) on",
-       "{t} on now", "please turn {t} on")
-_OFF = ("(turn|switch|power|shut) off {t}", "(turn|switch|power|shut) {t} off", "{t} off", "deactivate {t}",
-        "disable {t}", "kill {t}", "<pls> turn off {t}", "<pls> switch off {t}", "<pls> turn {t} off",
-        "<pls> shut off {t}", "<pls> deactivate {t}", "i want {t} off", "{t}, off", "cut {t}", "off {t}",
-        "turn off {t} <pls_end>", "{t} (needs|need) to be off", "make sure {t} (is|are) off", "{t} off now",
-        "please turn {t} off", "shut {t} down", "no more {t}", "{t} can go off", "{t} out")
-_OPEN = ("open {t}", "<pls> open {t}", "open up {t}", "raise {t}", "lift {t}", "roll up {t}", "pull up {t}",
-         "{t} up", "{t} open", "let some light in by opening {t}", "open {t} <pls_end>", "(put|get) {t} up",
-         "i want {t} open")
-_CLOSE = ("close {t}", "<pls> close {t}", "shut {t}", "lower {t}", "roll down {t}", "pull down {t}", "draw {t}",
-          "{t} down", "{t} closed", "close {t} <pls_end>", "(put|let) {t} down", "i want {t} closed",
-          "(close|shut) {t} (now|all the way)")
-_LOCK = ("lock {t}", "<pls> lock {t}", "lock up {t}", "secure {t}", "{t} (lock|locked)", "make sure {t} (is|are) locked",
-         "bolt {t}", "lock {t} <pls_end>")
-_UNLOCK = ("unlock {t}", "<pls> unlock {t}", "unbolt {t}", "{t} unlock", "open the lock on {t}",
-           "unlock {t} <pls_end>", "let me in by unlocking {t}")
-_SCENE = ("activate {t}", "(turn|switch) on {t}", "{t} on", "start {t}", "run {t}", "(set|switch|change) to {t}",
-          "<pls> activate {t}", "(trigger|launch|execute|play) {t}", "(go|transition) to {t}", "{t}", "{t} (please|now)",
-          "it's time for {t}", "i want {t}", "(enable|apply) {t}", "put on {t}")
-_INDIRECT_ON = ("i can't see (anything|a thing) {h}", "it's pitch black {h}", "i need some light {h}",
-                "give me some light {h}", "(we|i) need the {d} on {h}", "could use some light {h}",
-                "it's pitch dark in the {a}", "(i can't|can't) see in the {a}", "too dark to read {h} turn on the {d}")
-_INDIRECT_OFF = ("i'm (leaving|done in) the {a}, (kill|cut) the {d}", "nobody is in the {a}, (turn|switch) the {d} off",
-                 "i'm going to sleep, {d} off", "save some power and turn the {d} off in the {a}",
-                 "the {d} in the {a} (are|is) still on, turn (them|it) off", "(we|i) don't need the {d} {h} anymore")
+_ON = (
+    "(turn|switch|power|put) on {t}",
+    "(turn|switch|power|flip) {t} on",
+    "{t} on",
+    "activate {t}",
+    "enable {t}",
+    "start {t}",
+    "{t} on please",
+    "get {t} on",
+    "<pls> turn on {t}",
+    "<pls> switch on {t}",
+    "<pls> turn {t} on",
+    "<pls> switch {t} on",
+    "<pls> activate {t}",
+    "i want {t} on",
+    "i'd like {t} on",
+    "{t}, on",
+    "bring {t} on",
+    "fire up {t}",
+    "light up {t}",
+    "(let's|lets) have {t} on",
+    "on {t}",
+    "turn on {t} <pls_end>",
+    "can i get {t} on",
+    "{t} (needs|need) to be on",
+    "make sure {t} (is|are) on",
+    "{t} on now",
+    "please turn {t} on",
+)
+_OFF = (
+    "(turn|switch|power|shut) off {t}",
+    "(turn|switch|power|shut) {t} off",
+    "{t} off",
+    "deactivate {t}",
+    "disable {t}",
+    "kill {t}",
+    "<pls> turn off {t}",
+    "<pls> switch off {t}",
+    "<pls> turn {t} off",
+    "<pls> shut off {t}",
+    "<pls> deactivate {t}",
+    "i want {t} off",
+    "{t}, off",
+    "cut {t}",
+    "off {t}",
+    "turn off {t} <pls_end>",
+    "{t} (needs|need) to be off",
+    "make sure {t} (is|are) off",
+    "{t} off now",
+    "please turn {t} off",
+    "shut {t} down",
+    "no more {t}",
+    "{t} can go off",
+    "{t} out",
+)
+_OPEN = (
+    "open {t}",
+    "<pls> open {t}",
+    "open up {t}",
+    "raise {t}",
+    "lift {t}",
+    "roll up {t}",
+    "pull up {t}",
+    "{t} up",
+    "{t} open",
+    "let some light in by opening {t}",
+    "open {t} <pls_end>",
+    "(put|get) {t} up",
+    "i want {t} open",
+)
+_CLOSE = (
+    "close {t}",
+    "<pls> close {t}",
+    "shut {t}",
+    "lower {t}",
+    "roll down {t}",
+    "pull down {t}",
+    "draw {t}",
+    "{t} down",
+    "{t} closed",
+    "close {t} <pls_end>",
+    "(put|let) {t} down",
+    "i want {t} closed",
+    "(close|shut) {t} (now|all the way)",
+)
+_LOCK = (
+    "lock {t}",
+    "<pls> lock {t}",
+    "lock up {t}",
+    "secure {t}",
+    "{t} (lock|locked)",
+    "make sure {t} (is|are) locked",
+    "bolt {t}",
+    "lock {t} <pls_end>",
+)
+_UNLOCK = (
+    "unlock {t}",
+    "<pls> unlock {t}",
+    "unbolt {t}",
+    "{t} unlock",
+    "open the lock on {t}",
+    "unlock {t} <pls_end>",
+    "let me in by unlocking {t}",
+)
+_SCENE = (
+    "activate {t}",
+    "(turn|switch) on {t}",
+    "{t} on",
+    "start {t}",
+    "run {t}",
+    "(set|switch|change) to {t}",
+    "<pls> activate {t}",
+    "(trigger|launch|execute|play) {t}",
+    "(go|transition) to {t}",
+    "{t}",
+    "{t} (please|now)",
+    "it's time for {t}",
+    "i want {t}",
+    "(enable|apply) {t}",
+    "put on {t}",
+)
+_INDIRECT_ON = (
+    "i can't see (anything|a thing) {h}",
+    "it's pitch black {h}",
+    "i need some light {h}",
+    "give me some light {h}",
+    "(we|i) need the {d} on {h}",
+    "could use some light {h}",
+    "it's pitch dark in the {a}",
+    "(i can't|can't) see in the {a}",
+    "too dark to read {h} turn on the {d}",
+)
+_INDIRECT_OFF = (
+    "i'm (leaving|done in) the {a}, (kill|cut) the {d}",
+    "nobody is in the {a}, (turn|switch) the {d} off",
+    "i'm going to sleep, {d} off",
+    "save some power and turn the {d} off in the {a}",
+    "the {d} in the {a} (are|is) still on, turn (them|it) off",
+    "(we|i) don't need the {d} {h} anymore",
+)
 
 
 def _onoff(g: _G, on: bool) -> Result:
     intent = "HassTurnOn" if on else "HassTurnOff"
     r = g.rng.random()
     if r < 0.3:  # named device of a switchable domain
-        ent_domains = ("light", "switch", "fan", "media_player", "climate", "vacuum", "valve", "light", "switch")
-        return _run(g, intent, _ON if on else _OFF, t=lambda: g.sub(
-            g.choice(("[the] {n}", "{n}", "my {n}", "[the] {n} in [the] {a}")),
-            n=lambda: g.named(g.choice(ent_domains)), a=g.area))
+        ent_domains = (
+            "light",
+            "switch",
+            "fan",
+            "media_player",
+            "climate",
+            "vacuum",
+            "valve",
+            "light",
+            "switch",
+        )
+        return _run(
+            g,
+            intent,
+            _ON if on else _OFF,
+            t=lambda: g.sub(
+                g.choice(("[the] {n}", "{n}", "my {n}", "[the] {n} in [the] {a}")),
+                n=lambda: g.named(g.choice(ent_domains)),
+                a=g.area,
+            ),
+        )
     if r < 0.6:
         return _run(g, intent, _ON if on else _OFF, t=lambda: _light_target(g))
     if r < 0.68:
@@ -124,21 +284,68 @@ def _onoff(g: _G, on: bool) -> Result:
         return _run(g, intent, _ON if on else _OFF, t=lambda: _group_target(g, sw))
     if r < 0.84:  # covers: open = on, close = off
         if g.rng.random() < 0.4:
-            return _run(g, intent, _OPEN if on else _CLOSE, t=lambda: g.sub("[the] {n}", n=lambda: g.named("cover")))
+            return _run(
+                g, intent, _OPEN if on else _CLOSE, t=lambda: g.sub("[the] {n}", n=lambda: g.named("cover"))
+            )
         return _run(g, intent, _OPEN if on else _CLOSE, t=lambda: _group_target(g, _cover_dc(g)))
     if r < 0.9:  # locks: lock = on, unlock = off
         if g.rng.random() < 0.5:
-            return _run(g, intent, _LOCK if on else _UNLOCK, t=lambda: g.sub("[the] {n}", n=lambda: g.named("lock")))
+            return _run(
+                g, intent, _LOCK if on else _UNLOCK, t=lambda: g.sub("[the] {n}", n=lambda: g.named("lock"))
+            )
         lock = _dom(g, "lock")
         result = _run(g, intent, _LOCK if on else _UNLOCK, t=lambda: _group_target(g, lock))
         result[2].setdefault("name", "all")
         return result
     if r < 0.95 and on:
-        return _run(g, intent, _SCENE, t=lambda: g.sub(
-            g.choice(("[the] {n} [scene]", "{n}", "[the] {n} (scene|mode|routine|script)", "[the] {a} {n}",
-                      "{n} in the {a}")), n=lambda: g.named("scene", "script"), a=g.area))
-    return _run(g, intent, _INDIRECT_ON if on else _INDIRECT_OFF, d=_dom(g, "light"), a=g.area,
-                h=lambda: g.sub("<here>", x=_marker(_HERE)) if False else Fill([("in here", None)], {_HERE: True}))
+        return _run(
+            g,
+            intent,
+            _SCENE,
+            t=lambda: g.sub(
+                g.choice(
+                    (
+                        "[the] {n} [scene]",
+                        "{n}",
+                        "[the] {n} (scene|mode|routine|script)",
+                        "[the] {a} {n}",
+                        "{n} in the {a}",
+                    )
+                ),
+                n=lambda: g.named("scene", "script"),
+                a=g.area,
+            ),
+        )
+    if on and g.rng.random() < 0.3:  # the verb itself names the lights: "light up the kitchen"
+        il = lambda: g.word(g.choice(("illuminate", "light up")), "domain", domain="light")  # noqa: E731
+        lt = lambda: g.word("light", "domain", domain="light")  # noqa: E731
+        return _run(
+            g,
+            intent,
+            (
+                "{il} [the] {a}",
+                "<pls> {il} the {a}",
+                "{il} the {f}",
+                "{lt} it up {h}",
+                "{lt} (it|this place|the room) up",
+                "{il} the (whole|entire) (house|home) {x}",
+                "{il} everything {x}",
+            ),
+            il=il,
+            lt=lt,
+            a=g.area,
+            f=g.floor,
+            h=lambda: Fill([("in here", None)], {_HERE: True}),
+            x=_marker(_GLOBAL),
+        )
+    return _run(
+        g,
+        intent,
+        _INDIRECT_ON if on else _INDIRECT_OFF,
+        d=_dom(g, "light"),
+        a=g.area,
+        h=lambda: g.sub("<here>", x=_marker(_HERE)) if False else Fill([("in here", None)], {_HERE: True}),
+    )
 
 
 def turn_on(g: _G) -> Result:
@@ -150,10 +357,22 @@ def turn_off(g: _G) -> Result:
 
 
 def toggle(g: _G) -> Result:
-    t = ("toggle {t}", "<pls> toggle {t}", "flip {t}", "toggle {t} <pls_end>", "switch {t} (over|around)",
-         "{t} toggle", "flip the switch on {t}", "change the state of {t}", "invert {t}", "toggle the state of {t}")
+    t = (
+        "toggle {t}",
+        "<pls> toggle {t}",
+        "flip {t}",
+        "toggle {t} <pls_end>",
+        "switch {t} (over|around)",
+        "{t} toggle",
+        "flip the switch on {t}",
+        "change the state of {t}",
+        "invert {t}",
+        "toggle the state of {t}",
+    )
     if g.rng.random() < 0.5:
-        return _run(g, "HassToggle", t, t=lambda: g.sub("[the] {n}", n=lambda: g.named("light", "switch", "fan")))
+        return _run(
+            g, "HassToggle", t, t=lambda: g.sub("[the] {n}", n=lambda: g.named("light", "switch", "fan"))
+        )
     return _run(g, "HassToggle", t, t=lambda: _light_target(g))
 
 
@@ -171,14 +390,25 @@ def get_state(g: _G) -> Result:
         words = lx.SENSOR_CLASSES[dc][0]
         n = (lambda: g.entity_fill(ent)) if ent else (lambda: g.named("sensor"))
         c = lambda: g.word(g.choice(words), "device_class", domain="sensor", device_class=dc)  # noqa: E731
-        t = ("<what_is> the {c} of [the] {n} ?", "<what_is> [the] {n} {c} ?", "what does [the] {n} (say|read|show) ?",
-             "<what_is> [the] {n} ?", "what's [the] {n} reading ?", "how much {c} (is|does) [the] {n} (showing|report) ?",
-             "<what_is> the value of [the] {n} ?", "<what_is> the current {c} (on|of|from) [the] {n} ?",
-             "(tell me|give me) the {c} (from|of) [the] {n}", "(check|read) [the] {n} [for me]",
-             "what's the {c} (reading|level) on [the] {n} ?", "{n} {c} ?", "{c} (of|on) [the] {n} ?",
-             "what {c} is [the] {n} (showing|reporting|at) ?", "<what_is> the {c} indicated by [the] {n} ?")
+        t = (
+            "<what_is> the {c} of [the] {n} ?",
+            "<what_is> [the] {n} {c} ?",
+            "what does [the] {n} (say|read|show) ?",
+            "<what_is> [the] {n} ?",
+            "what's [the] {n} reading ?",
+            "how much {c} (is|does) [the] {n} (showing|report) ?",
+            "<what_is> the value of [the] {n} ?",
+            "<what_is> the current {c} (on|of|from) [the] {n} ?",
+            "(tell me|give me) the {c} (from|of) [the] {n}",
+            "(check|read) [the] {n} [for me]",
+            "what's the {c} (reading|level) on [the] {n} ?",
+            "{n} {c} ?",
+            "{c} (of|on) [the] {n} ?",
+            "what {c} is [the] {n} (showing|reporting|at) ?",
+            "<what_is> the {c} indicated by [the] {n} ?",
+        )
         return _run(g, "HassGetState", t, n=n, c=c)
-    if r < 0.42:  # binary sensor / lock / cover / light by name with a state word
+    if r < 0.5:  # binary sensor / lock / cover / light by name with a state word
         ents = g.entities("binary_sensor", "lock", "cover", "light", "switch", "fan", "person")
         if not ents:
             return get_state_group(g)
@@ -187,19 +417,43 @@ def get_state(g: _G) -> Result:
         if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
             # "is the phone battery low?": name, then the class word, then the state
             dc = ent.device_class
-            bare = [w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w
-                    and device_class_for(w, "HassGetState", True) == ("binary_sensor", dc)]
+            bare = [
+                w
+                for w in BINARY_CLASSES[dc][0]
+                if "sensor" not in w
+                and "detector" not in w
+                and device_class_for(w, "HassGetState", True) == ("binary_sensor", dc)
+            ]
             if not bare:
                 return get_state_group(g)
             c = lambda: g.word(g.choice(bare), "device_class", device_class=dc)  # noqa: E731
-            return _run(g, "HassGetState", ("is [the] {n} {c} {s} ?", "(is|are) [the] {n} {c} {s} (right now|now) ?",
-                                            "tell me if [the] {n} {c} is {s}", "{n} {c} {s} ?"),
-                        n=lambda: g.entity_fill(ent), c=c, s=_state(g, word, value))
-        t = ("is [the] {n} {s} ?", "(is|are) [the] {n} {s} (right now|now|at the moment) ?", "<pls> check if [the] {n} is {s}",
-             "tell me (if|whether) [the] {n} is {s}", "{n} {s} ?", "do you know if [the] {n} is {s} ?",
-             "is [the] {n} currently {s} ?", "can you check whether [the] {n} is {s} ?", "(was|is) [the] {n} left {s} ?",
-             "what's the (state|status) of [the] {n} ?", "(is|are) [the] {n} (on|off|open|closed) ?",
-             "is [the] {n} in the {a} {s} ?")
+            return _run(
+                g,
+                "HassGetState",
+                (
+                    "is [the] {n} {c} {s} ?",
+                    "(is|are) [the] {n} {c} {s} (right now|now) ?",
+                    "tell me if [the] {n} {c} is {s}",
+                    "{n} {c} {s} ?",
+                ),
+                n=lambda: g.entity_fill(ent),
+                c=c,
+                s=_state(g, word, value),
+            )
+        t = (
+            "is [the] {n} {s} ?",
+            "(is|are) [the] {n} {s} (right now|now|at the moment) ?",
+            "<pls> check if [the] {n} is {s}",
+            "tell me (if|whether) [the] {n} is {s}",
+            "{n} {s} ?",
+            "do you know if [the] {n} is {s} ?",
+            "is [the] {n} currently {s} ?",
+            "can you check whether [the] {n} is {s} ?",
+            "(was|is) [the] {n} left {s} ?",
+            "what's the (state|status) of [the] {n} ?",
+            "(is|are) [the] {n} (on|off|open|closed) ?",
+            "is [the] {n} in the {a} {s} ?",
+        )
         tpl = g.choice(t)
         if "(on|off|open|closed)" in tpl or "state" in tpl:
             tpl = g.choice(t[:10])
@@ -207,19 +461,32 @@ def get_state(g: _G) -> Result:
         slots: dict[str, object] = {}
         pieces = expand(tpl, g.rng, g, slots)
         return "HassGetState", pieces, slots
-    if r < 0.5:  # where / status of a named thing without state
-        t = ("<what_is> the (state|status) of [the] {n} ?", "how is [the] {n} doing ?", "is [the] {n} (on|off) or not ?",
-             "status of [the] {n}", "(check|what about) [the] {n} ?", "where is {p} ?", "is {p} (home|at home|here) ?",
-             "what's {p} up to ?")
+    if r < 0.56:  # where / status of a named thing without state
+        t = (
+            "<what_is> the (state|status) of [the] {n} ?",
+            "how is [the] {n} doing ?",
+            "is [the] {n} (on|off) or not ?",
+            "status of [the] {n}",
+            "(check|what about) [the] {n} ?",
+            "where is {p} ?",
+            "is {p} (home|at home|here) ?",
+            "what's {p} up to ?",
+        )
         tpl = g.choice(t)
         if "{p}" in tpl:
             p = lambda: g.named("person")  # noqa: E731
             if "home" in tpl or "here" in tpl:
                 tpl = "is {p} {s} ?"
-                return _run(g, "HassGetState", (tpl,), p=p, s=_state(g, g.choice(("home", "at home", "here")), "home"))
+                return _run(
+                    g, "HassGetState", (tpl,), p=p, s=_state(g, g.choice(("home", "at home", "here")), "home")
+                )
             return _run(g, "HassGetState", (tpl,), p=p)
-        return _run(g, "HassGetState", (tpl.replace(" (on|off) or not", " on"),),
-                    n=lambda: g.named("light", "switch", "fan", "cover", "lock", "media_player"))
+        return _run(
+            g,
+            "HassGetState",
+            (tpl.replace(" (on|off) or not", " on"),),
+            n=lambda: g.named("light", "switch", "fan", "cover", "lock", "media_player"),
+        )
     return get_state_group(g)
 
 
@@ -227,11 +494,22 @@ _STATES_COMMON: dict[str, tuple[tuple[str, str], ...]] = {
     "light": (("on", "on"), ("off", "off"), ("turned on", "on"), ("switched off", "off"), ("lit", "on")),
     "switch": (("on", "on"), ("off", "off"), ("turned on", "on"), ("turned off", "off"), ("running", "on")),
     "fan": (("on", "on"), ("off", "off"), ("running", "on"), ("spinning", "on")),
-    "cover": (("open", "open"), ("closed", "closed"), ("opened", "open"), ("shut", "closed"), ("down", "closed"),
-              ("up", "open")),
+    "cover": (
+        ("open", "open"),
+        ("closed", "closed"),
+        ("opened", "open"),
+        ("shut", "closed"),
+        ("down", "closed"),
+        ("up", "open"),
+    ),
     "lock": (("locked", "locked"), ("unlocked", "unlocked"), ("open", "open"), ("secured", "locked")),
-    "person": (("home", "home"), ("at home", "home"), ("away", "not_home"), ("out", "not_home"),
-               ("not home", "not_home")),
+    "person": (
+        ("home", "home"),
+        ("at home", "home"),
+        ("away", "not_home"),
+        ("out", "not_home"),
+        ("not home", "not_home"),
+    ),
 }
 
 
@@ -256,23 +534,46 @@ def get_state_implied(g: _G) -> Result:
         dc = STATE_CLASSES[word]
         value = "off" if word in BINARY_CLASSES[dc][2] else "on"
         s = lambda: g.word(word, "state", state=value, domain="binary_sensor", device_class=dc)  # noqa: E731
-        t = ("(are|is) (any|all) [of the] (devices|things|sensors|gadgets) {s} {w} ?", "(which|what) (devices|things|sensors) are {s} {w} ?",
-             "how many (devices|things|sensors) are {s} {w} ?", "is (anything|something|everything) {s} {w} ?",
-             "(tell me|check) (if|whether) anything is {s} {w}", "is the {a} {s} ?", "(are|is) there (any|some) (devices|things) {s} {w} ?",
-             "do i have (any|some) (devices|things) {s} {w} ?", "anything {s} {w} ?")
+        t = (
+            "(are|is) (any|all) [of the] (devices|things|sensors|gadgets) {s} {w} ?",
+            "(which|what) (devices|things|sensors) are {s} {w} ?",
+            "how many (devices|things|sensors) are {s} {w} ?",
+            "is (anything|something|everything) {s} {w} ?",
+            "(tell me|check) (if|whether) anything is {s} {w}",
+            "is the {a} {s} ?",
+            "(are|is) there (any|some) (devices|things) {s} {w} ?",
+            "do i have (any|some) (devices|things) {s} {w} ?",
+            "anything {s} {w} ?",
+        )
         return _run(g, "HassGetState", t, s=s, w=lambda: _where(g), a=g.area)
     if r < 0.9:
         dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
-        bare = [w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w]
-        c = lambda: g.word(g.choice(bare or list(BINARY_CLASSES[dc][0])), "device_class",  # noqa: E731
-                           domain="binary_sensor", device_class=dc, state="on")
+        bare = [
+            w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w
+        ]
+        c = lambda: g.word(  # noqa: E731
+            g.choice(bare or list(BINARY_CLASSES[dc][0])),
+            "device_class",
+            domain="binary_sensor",
+            device_class=dc,
+            state="on",
+        )
         d = lambda: g.word("detected", "state", state="on")  # noqa: E731
-        t = ("is there (any|some) {c} {w} ?", "is (any|some) {c} {d} {w} ?", "is {c} {d} {w} ?", "(do|did) you (detect|notice) (any|some) {c} {w} ?",
-             "(any|is there) {c} {w} ?", "has (any|some) {c} been {d} {w} ?", "is there (any|some) {c} {d} {w} ?")
+        t = (
+            "is there (any|some) {c} {w} ?",
+            "is (any|some) {c} {d} {w} ?",
+            "is {c} {d} {w} ?",
+            "(do|did) you (detect|notice) (any|some) {c} {w} ?",
+            "(any|is there) {c} {w} ?",
+            "has (any|some) {c} been {d} {w} ?",
+            "is there (any|some) {c} {d} {w} ?",
+        )
         return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
     s = lambda: g.word("detected", "state", state="on", domain="binary_sensor", device_class="light")  # noqa: E731
     lw = lambda: g.word(g.choice(("lights", "light")), "domain")  # noqa: E731
-    return _run(g, "HassGetState", ("(are|is) (any|all) [the] {l} {s} ?", "(which|how many) {l} are {s} ?"), s=s, l=lw)
+    return _run(
+        g, "HassGetState", ("(are|is) (any|all) [the] {l} {s} ?", "(which|how many) {l} are {s} ?"), s=s, l=lw
+    )
 
 
 def get_state_group(g: _G) -> Result:
@@ -290,19 +591,54 @@ def get_state_group(g: _G) -> Result:
         d = lambda: g.word(g.choice(words), "device_class", domain="binary_sensor", device_class=dc)  # noqa: E731
     else:  # people
         value, word = _state_for_entity(g, "person", None)
-        pw = lambda: g.word(g.choice(("people", "anyone", "anybody", "someone", "everyone", "everybody",  # noqa: E731
-                                          "family", "residents")), "domain", domain="person")
-        return _run(g, "HassGetState", ("(is|are) {pw} {s} ?", "how many {pw} are {s} ?", "is {pw} {s} (right now|now) ?",
-                                        "(which|what) {pw} are {s} ?", "(are|is) (any|all) (of the|the) {pw} {s} ?",
-                                        "tell me if {pw} is {s}", "(is|are) there {pw} {s} ?"),
-                    s=_state(g, word, value), pw=pw)
+        pw = lambda: g.word(  # noqa: E731
+            g.choice(
+                (
+                    "people",
+                    "anyone",
+                    "anybody",
+                    "someone",
+                    "everyone",
+                    "everybody",
+                    "family",
+                    "residents",
+                )
+            ),
+            "domain",
+            domain="person",
+        )
+        return _run(
+            g,
+            "HassGetState",
+            (
+                "(is|are) {pw} {s} ?",
+                "how many {pw} are {s} ?",
+                "is {pw} {s} (right now|now) ?",
+                "(which|what) {pw} are {s} ?",
+                "(are|is) (any|all) (of the|the) {pw} {s} ?",
+                "tell me if {pw} is {s}",
+                "(is|are) there {pw} {s} ?",
+            ),
+            s=_state(g, word, value),
+            pw=pw,
+        )
     s = _state(g, word, value)
-    t = ("(are|is) (any|all) [of] [the] {d} {s} {w} ?", "(which|what) {d} are {s} {w} ?", "how many {d} are {s} {w} ?",
-         "(are|is) there (any|some) {d} {s} {w} ?", "(tell me|let me know) (if|whether) (any|all) [of the] {d} (are|is) {s} {w}",
-         "(is|are) [the] {d} {s} {w} ?", "(did i|did we) leave (any|the) {d} {s} {w} ?", "(any|all) {d} {s} {w} ?",
-         "(are|is) (every|each) {d} {s} {w} ?", "do (any|all) [of the] {d} (show|report) {s} {w} ?",
-         "(list|show me) [all] [the] {d} that are {s} {w}", "any of the {d} {s} {w} ?",
-         "are [the] {w2} {d} {s} ?", "(is|are) the {d} {s} (right now|at the moment) ?")
+    t = (
+        "(are|is) (any|all) [of] [the] {d} {s} {w} ?",
+        "(which|what) {d} are {s} {w} ?",
+        "how many {d} are {s} {w} ?",
+        "(are|is) there (any|some) {d} {s} {w} ?",
+        "(tell me|let me know) (if|whether) (any|all) [of the] {d} (are|is) {s} {w}",
+        "(is|are) [the] {d} {s} {w} ?",
+        "(did i|did we) leave (any|the) {d} {s} {w} ?",
+        "(any|all) {d} {s} {w} ?",
+        "(are|is) (every|each) {d} {s} {w} ?",
+        "do (any|all) [of the] {d} (show|report) {s} {w} ?",
+        "(list|show me) [all] [the] {d} that are {s} {w}",
+        "any of the {d} {s} {w} ?",
+        "are [the] {w2} {d} {s} ?",
+        "(is|are) the {d} {s} (right now|at the moment) ?",
+    )
     return _run(g, "HassGetState", t, d=d, s=s, w=lambda: _where(g), w2=lambda: _where_pre(g))
 
 
@@ -326,10 +662,27 @@ def _where_pre(g: _G) -> Fill:
 
 
 # ------------------------------------------------------------------------------ lights
-_MAXMIN = (("max", 100), ("maximum", 100), ("full", 100), ("full brightness", 100), ("highest", 100),
-           ("the max", 100), ("the maximum", 100), ("the highest", 100), ("a hundred percent", 100), ("brightest", 100),
-           ("min", 1), ("minimum", 1), ("lowest", 1), ("the lowest", 1), ("the minimum", 1), ("dimmest", 1),
-           ("the min", 1), ("half", 50), ("half brightness", 50))
+_MAXMIN = (
+    ("max", 100),
+    ("maximum", 100),
+    ("full", 100),
+    ("full brightness", 100),
+    ("highest", 100),
+    ("the max", 100),
+    ("the maximum", 100),
+    ("the highest", 100),
+    ("a hundred percent", 100),
+    ("brightest", 100),
+    ("min", 1),
+    ("minimum", 1),
+    ("lowest", 1),
+    ("the lowest", 1),
+    ("the minimum", 1),
+    ("dimmest", 1),
+    ("the min", 1),
+    ("half", 50),
+    ("half brightness", 50),
+)
 
 
 def _brightness(g: _G) -> Fill:
@@ -347,24 +700,68 @@ def _color(g: _G) -> Fill:
 
 def light_set(g: _G) -> Result:
     if g.rng.random() < 0.55:
-        t = ("set {t} to {b}", "set {t} brightness to {b}", "set the brightness of {t} to {b}", "{t} to {b}",
-             "(dim|brighten|turn|put) {t} to {b}", "change {t} to {b} [brightness]", "{t} at {b}",
-             "<pls> set {t} to {b} brightness", "make {t} {b} [bright]", "adjust {t} to {b}",
-             "(set|change|turn) the brightness (of|in|for) {t} to {b}", "{b} brightness (for|on|in) {t}",
-             "(set|put) {t} (at|on) {b} brightness", "brightness {b} (for|on) {t}", "(dim|bring) {t} down to {b}",
-             "(bring|turn) {t} up to {b}", "{t} brightness {b}", "i want {t} at {b}", "(set|change) brightness to {b} {h}",
-             "turn brightness to {b} {h}", "make it {b} brightness {h}", "{t} {b}", "{t} {b} <pls_end>",
-             "{t} brightness to {b}", "{t} to {b} brightness")
-        return _run(g, "HassLightSet", t, t=lambda: _light_target(g, area_alone=True), b=lambda: _brightness(g),
-                    h=lambda: Fill([("in here", None)], {_HERE: True}))
-    t = ("(set|make|turn|change) {t} {c}", "(set|make|turn|change) {t} to {c}", "set the color of {t} to {c}",
-         "change the colou?r of {t} to {c}", "{t} {c}", "<pls> make {t} {c}", "i want {t} {c}", "{c} {t}",
-         "(paint|color) {t} {c}", "switch {t} to {c} (light|color)", "(set|change) the (light|color) to {c} {h}",
-         "make the (light|lights) {c} {h}", "turn {t} to the color {c}", "can {t} be {c}", "give me {c} {t}",
-         "{t} in {c}")
+        t = (
+            "set {t} to {b}",
+            "set {t} brightness to {b}",
+            "set the brightness of {t} to {b}",
+            "{t} to {b}",
+            "(dim|brighten|turn|put) {t} to {b}",
+            "change {t} to {b} [brightness]",
+            "{t} at {b}",
+            "<pls> set {t} to {b} brightness",
+            "make {t} {b} [bright]",
+            "adjust {t} to {b}",
+            "(set|change|turn) the brightness (of|in|for) {t} to {b}",
+            "{b} brightness (for|on|in) {t}",
+            "(set|put) {t} (at|on) {b} brightness",
+            "brightness {b} (for|on) {t}",
+            "(dim|bring) {t} down to {b}",
+            "(bring|turn) {t} up to {b}",
+            "{t} brightness {b}",
+            "i want {t} at {b}",
+            "(set|change) brightness to {b} {h}",
+            "turn brightness to {b} {h}",
+            "make it {b} brightness {h}",
+            "{t} {b}",
+            "{t} {b} <pls_end>",
+            "{t} brightness to {b}",
+            "{t} to {b} brightness",
+        )
+        return _run(
+            g,
+            "HassLightSet",
+            t,
+            t=lambda: _light_target(g, area_alone=True),
+            b=lambda: _brightness(g),
+            h=lambda: Fill([("in here", None)], {_HERE: True}),
+        )
+    t = (
+        "(set|make|turn|change) {t} {c}",
+        "(set|make|turn|change) {t} to {c}",
+        "set the color of {t} to {c}",
+        "change the colou?r of {t} to {c}",
+        "{t} {c}",
+        "<pls> make {t} {c}",
+        "i want {t} {c}",
+        "{c} {t}",
+        "(paint|color) {t} {c}",
+        "switch {t} to {c} (light|color)",
+        "(set|change) the (light|color) to {c} {h}",
+        "make the (light|lights) {c} {h}",
+        "turn {t} to the color {c}",
+        "can {t} be {c}",
+        "give me {c} {t}",
+        "{t} in {c}",
+    )
     t = tuple(x.replace("colou?r", "(color|colour)") for x in t)
-    return _run(g, "HassLightSet", t, t=lambda: _light_target(g, area_alone=True), c=lambda: _color(g),
-                h=lambda: Fill([("in here", None)], {_HERE: True}))
+    return _run(
+        g,
+        "HassLightSet",
+        t,
+        t=lambda: _light_target(g, area_alone=True),
+        c=lambda: _color(g),
+        h=lambda: Fill([("in here", None)], {_HERE: True}),
+    )
 
 
 def light_relative(g: _G) -> Result:
@@ -373,38 +770,104 @@ def light_relative(g: _G) -> Result:
     here = lambda: Fill([("in here", None)], {_HERE: True})  # noqa: E731
     if r < 0.4:
         up = g.rng.random() < 0.5
-        word = g.choice(("brighten", "brighten up", "turn up", "raise", "increase")) if up else g.choice(
-            ("dim", "dim down", "turn down", "lower", "decrease", "reduce"))
+        word = (
+            g.choice(("brighten", "brighten up", "turn up", "raise", "increase"))
+            if up
+            else g.choice(("dim", "dim down", "turn down", "lower", "decrease", "reduce"))
+        )
         s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
-        return _run(g, "EdgeLightSetRelative", ("{s} {t}", "<pls> {s} {t}", "{s} {t} (a bit|a little|slightly|a notch)",
-                                                 "{s} {t} <pls_end>", "can you {s} {t} a little"), s=s, t=tgt)
+        return _run(
+            g,
+            "EdgeLightSetRelative",
+            (
+                "{s} {t}",
+                "<pls> {s} {t}",
+                "{s} {t} (a bit|a little|slightly|a notch)",
+                "{s} {t} <pls_end>",
+                "can you {s} {t} a little",
+            ),
+            s=s,
+            t=tgt,
+        )
     if r < 0.6:
         up = g.rng.random() < 0.5
         n = g.choice((5, 10, 10, 15, 20, 20, 25, 30, 40, 50))
-        verb = g.choice(("increase", "raise", "turn up", "bump up", "brighten")) if up else g.choice(
-            ("decrease", "lower", "turn down", "dim", "reduce"))
+        verb = (
+            g.choice(("increase", "raise", "turn up", "bump up", "brighten"))
+            if up
+            else g.choice(("decrease", "lower", "turn down", "dim", "reduce"))
+        )
         signed = n if up else -n
-        return _run(g, "EdgeLightSetRelative", ("{v} {t} by {n}", "{v} the brightness of {t} by {n}", "{v} {t} {n}",
-                                                 "<pls> {v} {t} by {n}"),
-                    v=lambda: g.word(verb, "brightness_step", brightness_step=signed),
-                    n=lambda: g.word(_pct_text(g.rng, n), "brightness_step"), t=tgt)
+        return _run(
+            g,
+            "EdgeLightSetRelative",
+            ("{v} {t} by {n}", "{v} the brightness of {t} by {n}", "{v} {t} {n}", "<pls> {v} {t} by {n}"),
+            v=lambda: g.word(verb, "brightness_step", brightness_step=signed),
+            n=lambda: g.word(_pct_text(g.rng, n), "brightness_step"),
+            t=tgt,
+        )
     if r < 0.8:
         up = g.rng.random() < 0.5
-        word = g.choice(("brighter", "lighter", "more light", "less dim")) if up else g.choice(
-            ("darker", "dimmer", "less bright", "softer"))
+        word = (
+            g.choice(("brighter", "lighter", "more light", "less dim"))
+            if up
+            else g.choice(("darker", "dimmer", "less bright", "softer"))
+        )
         s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
-        return _run(g, "EdgeLightSetRelative", ("make {t} {s}", "{t} {s} <pls_end>", "make it {s} {h}", "{s} {h} <pls_end>",
-                                                 "(a bit|a little|slightly) {s} {h}", "can you make {t} {s}",
-                                                 "i want {t} {s}", "make the {a} {s}"),
-                    s=s, t=tgt, h=here, a=g.area)
+        return _run(
+            g,
+            "EdgeLightSetRelative",
+            (
+                "make {t} {s}",
+                "{t} {s} <pls_end>",
+                "make it {s} {h}",
+                "{s} {h} <pls_end>",
+                "(a bit|a little|slightly) {s} {h}",
+                "can you make {t} {s}",
+                "i want {t} {s}",
+                "make the {a} {s}",
+            ),
+            s=s,
+            t=tgt,
+            h=here,
+            a=g.area,
+        )
     up = g.rng.random() < 0.5
-    word = g.choice(("too dark", "way too dark", "kind of dark", "a bit dark", "so dark", "not bright enough", "too dim")) if up \
+    word = (
+        g.choice(
+            (
+                "too dark",
+                "way too dark",
+                "kind of dark",
+                "a bit dark",
+                "so dark",
+                "not bright enough",
+                "too dim",
+            )
+        )
+        if up
         else g.choice(("too bright", "way too bright", "so bright", "blinding", "too harsh", "a bit bright"))
+    )
     s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
-    return _run(g, "EdgeLightSetRelative", ("it's {s} {h}", "its {s} {h}", "it is {s} in the {a}", "the {a} is {s}",
-                                             "the lights are {s} {h}", "the {a} lights are {s}", "(man|wow|ugh) it's {s} {h}",
-                                             "{s} {h}", "it's {s} in the {a}", "the light is {s}"),
-                s=s, h=here, a=g.area)
+    return _run(
+        g,
+        "EdgeLightSetRelative",
+        (
+            "it's {s} {h}",
+            "its {s} {h}",
+            "it is {s} in the {a}",
+            "the {a} is {s}",
+            "the lights are {s} {h}",
+            "the {a} lights are {s}",
+            "(man|wow|ugh) it's {s} {h}",
+            "{s} {h}",
+            "it's {s} in the {a}",
+            "the light is {s}",
+        ),
+        s=s,
+        h=here,
+        a=g.area,
+    )
 
 
 # ------------------------------------------------------------------------------ covers / valves
@@ -415,19 +878,47 @@ def set_position(g: _G) -> Result:
         tgt = lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve"))  # noqa: E731
     else:
         tgt = lambda: _group_target(g, _cover_dc(g))  # noqa: E731
-    t = ("set {t} to {p}", "set {t} position to {p}", "open {t} to {p}", "close {t} to {p}", "(lower|raise) {t} to {p}",
-         "{t} to {p}", "<pls> set {t} to {p}", "(move|put|bring) {t} to {p}", "(adjust|change) {t} to {p}",
-         "set the position of {t} to {p}", "{t} at {p}", "open {t} {p}", "i want {t} {p} open",
-         "(roll|pull) {t} (up|down) to {p}", "(increase|decrease) {t} position to {p}", "{t} position {p}")
+    t = (
+        "set {t} to {p}",
+        "set {t} position to {p}",
+        "open {t} to {p}",
+        "close {t} to {p}",
+        "(lower|raise) {t} to {p}",
+        "{t} to {p}",
+        "<pls> set {t} to {p}",
+        "(move|put|bring) {t} to {p}",
+        "(adjust|change) {t} to {p}",
+        "set the position of {t} to {p}",
+        "{t} at {p}",
+        "open {t} {p}",
+        "i want {t} {p} open",
+        "(roll|pull) {t} (up|down) to {p}",
+        "(increase|decrease) {t} position to {p}",
+        "{t} position {p}",
+    )
     return _run(g, "HassSetPosition", t, t=tgt, p=p)
 
 
 def stop_moving(g: _G) -> Result:
-    tgt = (lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve"))) if g.rng.random() < 0.4 \
+    tgt = (
+        (lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve")))
+        if g.rng.random() < 0.4
         else (lambda: _group_target(g, _cover_dc(g)))
-    t = ("stop {t}", "<pls> stop {t}", "halt {t}", "(freeze|pause) {t}", "stop moving {t}", "{t} stop", "stop {t} (now|right there)",
-         "{t}, stop", "(hold|keep) {t} (there|where (it is|they are))", "stop (opening|closing) {t}", "quit moving {t}",
-         "stop the (movement|motion) of {t}")
+    )
+    t = (
+        "stop {t}",
+        "<pls> stop {t}",
+        "halt {t}",
+        "(freeze|pause) {t}",
+        "stop moving {t}",
+        "{t} stop",
+        "stop {t} (now|right there)",
+        "{t}, stop",
+        "(hold|keep) {t} (there|where (it is|they are))",
+        "stop (opening|closing) {t}",
+        "quit moving {t}",
+        "stop the (movement|motion) of {t}",
+    )
     return _run(g, "HassStopMoving", t, t=tgt)
 
 
@@ -437,12 +928,30 @@ def _temp(g: _G) -> Fill:
     if r < 0.12:
         whole = g.rng.randint(16, 28)
         v: float = whole + 0.5
-        text = g.choice((f"{v}", f"{v} degrees", f"{number_words(whole)} and a half degrees",
-                         f"{number_words(whole)} point five", f"{v}°"))
+        text = g.choice(
+            (
+                f"{v}",
+                f"{v} degrees",
+                f"{number_words(whole)} and a half degrees",
+                f"{number_words(whole)} point five",
+                f"{v}°",
+            )
+        )
         return g.word(text, "temperature", temperature=v)
     n = g.rng.randint(15, 30) if g.rng.random() < 0.7 else g.rng.randint(55, 80)
-    text = g.choice((f"{n} degrees", f"{n}°", f"{n}", f"{number_words(n)} degrees", f"{number_words(n)}",
-                     f"{n} degrees celsius", f"{n} degrees fahrenheit", f"{n} °C", f"{n} deg"))
+    text = g.choice(
+        (
+            f"{n} degrees",
+            f"{n}°",
+            f"{n}",
+            f"{number_words(n)} degrees",
+            f"{number_words(n)}",
+            f"{n} degrees celsius",
+            f"{n} degrees fahrenheit",
+            f"{n} °C",
+            f"{n} deg",
+        )
+    )
     return g.word(text, "temperature", temperature=n)
 
 
@@ -451,35 +960,94 @@ def _climate_target(g: _G) -> Fill:
     if r < 0.3:
         return g.sub("[the] {n}", n=lambda: g.named("climate"))
     if r < 0.55:
-        return g.sub(g.choice(("[the] {a} (thermostat|temperature|temp|heating|heat)",
-                               "[the] (thermostat|temperature|temp|heat|heating) in [the] {a}",
-                               "[the] {a}")), a=g.area)
+        return g.sub(
+            g.choice(
+                (
+                    "[the] {a} (thermostat|temperature|temp|heating|heat)",
+                    "[the] (thermostat|temperature|temp|heat|heating) in [the] {a}",
+                    "[the] {a}",
+                )
+            ),
+            a=g.area,
+        )
     if r < 0.65:
         return g.sub("[the] {f} (temperature|temp|thermostat|heating)", f=g.floor)
-    return g.sub(g.choice(("the (thermostat|temperature|temp|heat|heating|ac|air conditioning)", "[the] temp <here>",
-                           "the temperature {h}")), h=lambda: Fill([("in here", None)], {_HERE: True}))
+    return g.sub(
+        g.choice(
+            (
+                "the (thermostat|temperature|temp|heat|heating|ac|air conditioning)",
+                "[the] temp <here>",
+                "the temperature {h}",
+            )
+        ),
+        h=lambda: Fill([("in here", None)], {_HERE: True}),
+    )
 
 
 def climate_set(g: _G) -> Result:
-    t = ("set {t} to {v}", "<pls> set {t} to {v}", "change {t} to {v}", "{t} to {v}", "(turn|put) {t} (to|at) {v}",
-         "make it {v} in [the] {a}", "(heat|warm) [up] [the] {a} to {v}", "cool [down] [the] {a} to {v}",
-         "i want it {v} in the {a}", "set it to {v} {h}", "make it {v} {h}", "{v} in the {a} <pls_end>",
-         "adjust {t} to {v}", "set the temperature of [the] {a} to {v}", "thermostat {v}",
-         "(keep|hold) [the] {a} at {v}", "(set|change) {t} for {v}", "i'd like {t} at {v}")
-    return _run(g, "HassClimateSetTemperature", t, t=lambda: _climate_target(g), v=lambda: _temp(g), a=g.area,
-                h=lambda: Fill([("in here", None)], {_HERE: True}))
+    t = (
+        "set {t} to {v}",
+        "<pls> set {t} to {v}",
+        "change {t} to {v}",
+        "{t} to {v}",
+        "(turn|put) {t} (to|at) {v}",
+        "make it {v} in [the] {a}",
+        "(heat|warm) [up] [the] {a} to {v}",
+        "cool [down] [the] {a} to {v}",
+        "i want it {v} in the {a}",
+        "set it to {v} {h}",
+        "make it {v} {h}",
+        "{v} in the {a} <pls_end>",
+        "adjust {t} to {v}",
+        "set the temperature of [the] {a} to {v}",
+        "thermostat {v}",
+        "(keep|hold) [the] {a} at {v}",
+        "(set|change) {t} for {v}",
+        "i'd like {t} at {v}",
+    )
+    return _run(
+        g,
+        "HassClimateSetTemperature",
+        t,
+        t=lambda: _climate_target(g),
+        v=lambda: _temp(g),
+        a=g.area,
+        h=lambda: Fill([("in here", None)], {_HERE: True}),
+    )
 
 
 def climate_get(g: _G) -> Result:
-    t = ("what's the temperature [in the {a}] ?", "what is the temperature (in|of) the {a} ?", "how (warm|cold|hot) is it in the {a} ?",
-         "how (warm|cold|hot) is it {h} ?", "what's the {a} temperature ?", "what's the (temp|temperature) {h} ?",
-         "(what is|what's) [the] {n} (set to|at|reading) ?", "what temperature is [the] {n} (set to|at) ?",
-         "<pls> tell me the temperature (in|of) the {a}", "{a} temperature ?", "temperature in the {a} ?",
-         "is it (warm|cold|hot) in the {a} ?", "how many degrees is it in the {a} ?", "what's the current temperature {h} ?",
-         "(check|read) the temperature (in|of) the {a}", "what temperature is it {h} ?", "what's the temperature on the {f} ?",
-         "what is the temperature of [the] {n} ?", "what's the (indoor|inside|room) temperature ?", "how warm is it ?")
-    return _run(g, "HassClimateGetTemperature", t, a=g.area, f=g.floor, n=lambda: g.named("climate"),
-                h=lambda: Fill([("in here", None)], {_HERE: True}))
+    t = (
+        "what's the temperature [in the {a}] ?",
+        "what is the temperature (in|of) the {a} ?",
+        "how (warm|cold|hot) is it in the {a} ?",
+        "how (warm|cold|hot) is it {h} ?",
+        "what's the {a} temperature ?",
+        "what's the (temp|temperature) {h} ?",
+        "(what is|what's) [the] {n} (set to|at|reading) ?",
+        "what temperature is [the] {n} (set to|at) ?",
+        "<pls> tell me the temperature (in|of) the {a}",
+        "{a} temperature ?",
+        "temperature in the {a} ?",
+        "is it (warm|cold|hot) in the {a} ?",
+        "how many degrees is it in the {a} ?",
+        "what's the current temperature {h} ?",
+        "(check|read) the temperature (in|of) the {a}",
+        "what temperature is it {h} ?",
+        "what's the temperature on the {f} ?",
+        "what is the temperature of [the] {n} ?",
+        "what's the (indoor|inside|room) temperature ?",
+        "how warm is it ?",
+    )
+    return _run(
+        g,
+        "HassClimateGetTemperature",
+        t,
+        a=g.area,
+        f=g.floor,
+        n=lambda: g.named("climate"),
+        h=lambda: Fill([("in here", None)], {_HERE: True}),
+    )
 
 
 def climate_relative(g: _G) -> Result:
@@ -488,92 +1056,231 @@ def climate_relative(g: _G) -> Result:
     where = lambda: g.sub(g.choice(("in the {a}", "{h}", "", "")), a=g.area, h=here)  # noqa: E731
     if r < 0.35:
         up = g.rng.random() < 0.5
-        word = g.choice(("warmer", "hotter", "a bit warmer", "a little warmer", "toastier")) if up else g.choice(
-            ("cooler", "colder", "a bit cooler", "a little colder", "less hot"))
+        word = (
+            g.choice(("warmer", "hotter", "a bit warmer", "a little warmer", "toastier"))
+            if up
+            else g.choice(("cooler", "colder", "a bit cooler", "a little colder", "less hot"))
+        )
         s = lambda: g.word(word, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
-        return _run(g, "EdgeClimateSetRelative", ("make it {s} {w}", "<pls> make it {s} {w}", "(can|could) you make it {s} {w}",
-                                                   "i want it {s} {w}", "make the {a} {s}", "{s} {w} <pls_end>",
-                                                   "i'd like it {s} {w}"), s=s, w=where, a=g.area)
+        return _run(
+            g,
+            "EdgeClimateSetRelative",
+            (
+                "make it {s} {w}",
+                "<pls> make it {s} {w}",
+                "(can|could) you make it {s} {w}",
+                "i want it {s} {w}",
+                "make the {a} {s}",
+                "{s} {w} <pls_end>",
+                "i'd like it {s} {w}",
+            ),
+            s=s,
+            w=where,
+            a=g.area,
+        )
     if r < 0.6:
         up = g.rng.random() < 0.5
-        verb = g.choice(("turn up", "raise", "increase", "bump up", "crank up")) if up else g.choice(
-            ("turn down", "lower", "decrease", "reduce"))
+        verb = (
+            g.choice(("turn up", "raise", "increase", "bump up", "crank up"))
+            if up
+            else g.choice(("turn down", "lower", "decrease", "reduce"))
+        )
         obj = g.choice(("the heat", "the heating", "the temperature", "the temp", "the thermostat"))
         s = lambda: g.word(verb, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
-        return _run(g, "EdgeClimateSetRelative", ("{s} " + obj + " {w}", "<pls> {s} " + obj + " {w}",
-                                                   "{s} " + obj + " (a bit|a little|a notch) {w}", "{s} " + obj + " in the {a}"),
-                    s=s, w=where, a=g.area)
+        return _run(
+            g,
+            "EdgeClimateSetRelative",
+            (
+                "{s} " + obj + " {w}",
+                "<pls> {s} " + obj + " {w}",
+                "{s} " + obj + " (a bit|a little|a notch) {w}",
+                "{s} " + obj + " in the {a}",
+            ),
+            s=s,
+            w=where,
+            a=g.area,
+        )
     if r < 0.8:
         up = g.rng.random() < 0.5
         n = g.choice((1, 1, 2, 2, 3, 4, 5))
-        verb = g.choice(("raise", "increase", "turn up", "bump up", "warm up")) if up else g.choice(
-            ("lower", "decrease", "turn down", "drop", "cool down"))
+        verb = (
+            g.choice(("raise", "increase", "turn up", "bump up", "warm up"))
+            if up
+            else g.choice(("lower", "decrease", "turn down", "drop", "cool down"))
+        )
         signed = n if up else -n
-        amount = g.choice((f"{n} degrees", f"{number_words(n)} degrees", f"{n}", f"{n} degree" if n == 1 else f"{n} degrees",
-                           "one degree" if n == 1 else f"{number_words(n)} degrees"))
-        return _run(g, "EdgeClimateSetRelative", ("{v} the (temperature|heat|thermostat|temp) by {n} {w}",
-                                                   "{v} [the] {a} by {n}", "<pls> {v} the temperature by {n}",
-                                                   "{v} the thermostat {n} {w}"),
-                    v=lambda: g.word(verb, "temperature_step", temperature_step=signed),
-                    n=lambda: g.word(amount, "temperature_step"), w=where, a=g.area)
+        amount = g.choice(
+            (
+                f"{n} degrees",
+                f"{number_words(n)} degrees",
+                f"{n}",
+                f"{n} degree" if n == 1 else f"{n} degrees",
+                "one degree" if n == 1 else f"{number_words(n)} degrees",
+            )
+        )
+        return _run(
+            g,
+            "EdgeClimateSetRelative",
+            (
+                "{v} the (temperature|heat|thermostat|temp) by {n} {w}",
+                "{v} [the] {a} by {n}",
+                "<pls> {v} the temperature by {n}",
+                "{v} the thermostat {n} {w}",
+            ),
+            v=lambda: g.word(verb, "temperature_step", temperature_step=signed),
+            n=lambda: g.word(amount, "temperature_step"),
+            w=where,
+            a=g.area,
+        )
     up = g.rng.random() < 0.5
-    word = g.choice(("cold", "freezing", "chilly", "too cold", "so cold", "cold in here", "a bit chilly")) if up \
+    word = (
+        g.choice(("cold", "freezing", "chilly", "too cold", "so cold", "cold in here", "a bit chilly"))
+        if up
         else g.choice(("hot", "too hot", "boiling", "sweating", "too warm", "roasting", "so hot", "stuffy"))
+    )
     s = lambda: g.word(word, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
-    return _run(g, "EdgeClimateSetRelative", ("i'm {s}", "i am {s}", "it's {s} {w}", "its {s} {w}", "(we're|we are) {s}",
-                                               "it is {s} in the {a}", "(brr|ugh|man) it's {s} {w}", "the {a} is {s}",
-                                               "i'm {s} can you fix that", "{s} {w}"), s=s, w=where, a=g.area)
+    return _run(
+        g,
+        "EdgeClimateSetRelative",
+        (
+            "i'm {s}",
+            "i am {s}",
+            "it's {s} {w}",
+            "its {s} {w}",
+            "(we're|we are) {s}",
+            "it is {s} in the {a}",
+            "(brr|ugh|man) it's {s} {w}",
+            "the {a} is {s}",
+            "i'm {s} can you fix that",
+            "{s} {w}",
+        ),
+        s=s,
+        w=where,
+        a=g.area,
+    )
 
 
 def fan_speed(g: _G) -> Result:
     r = g.rng.random()
     if r < 0.2:
-        word, value = g.rng.choice((("low", 33), ("medium", 66), ("high", 100), ("max", 100), ("full speed", 100),
-                                    ("half speed", 50), ("lowest", 1), ("minimum", 1), ("maximum", 100)))
+        word, value = g.rng.choice(
+            (
+                ("low", 33),
+                ("medium", 66),
+                ("high", 100),
+                ("max", 100),
+                ("full speed", 100),
+                ("half speed", 50),
+                ("lowest", 1),
+                ("minimum", 1),
+                ("maximum", 100),
+            )
+        )
         p = lambda: g.word(word, "percentage", percentage=value)  # noqa: E731
     else:
         n = _pct_value(g.rng)
         p = lambda: g.word(_pct_text(g.rng, n), "percentage", percentage=n)  # noqa: E731
-    tgt = (lambda: g.sub("[the] {n}", n=lambda: g.named("fan"))) if g.rng.random() < 0.45 \
+    tgt = (
+        (lambda: g.sub("[the] {n}", n=lambda: g.named("fan")))
+        if g.rng.random() < 0.45
         else (lambda: _group_target(g, _dom(g, "fan")))
-    t = ("set {t} speed to {p}", "set {t} to {p}", "set the speed of {t} to {p}", "{t} speed {p}", "(turn|put) {t} (to|on) {p}",
-         "<pls> set {t} to {p} speed", "run {t} at {p}", "{t} to {p}", "change {t} speed to {p}", "{t} on {p}",
-         "make {t} (spin|run) at {p}", "i want {t} at {p}", "(speed|slow) {t} (up|down) to {p}")
+    )
+    t = (
+        "set {t} speed to {p}",
+        "set {t} to {p}",
+        "set the speed of {t} to {p}",
+        "{t} speed {p}",
+        "(turn|put) {t} (to|on) {p}",
+        "<pls> set {t} to {p} speed",
+        "run {t} at {p}",
+        "{t} to {p}",
+        "change {t} speed to {p}",
+        "{t} on {p}",
+        "make {t} (spin|run) at {p}",
+        "i want {t} at {p}",
+        "(speed|slow) {t} (up|down) to {p}",
+    )
     return _run(g, "HassFanSetSpeed", t, t=tgt, p=p)
 
 
 # ------------------------------------------------------------------------------ vacuum / mower
 def vacuum_start(g: _G) -> Result:
-    t = ("start {n}", "<pls> start {n}", "(start|begin) vacuuming", "vacuum the {a}", "clean the {a}", "clean the {f}",
-         "vacuum (the|on the) {f}", "(run|start) the (vacuum|robot vacuum|hoover|roomba)", "(let's|lets) vacuum",
-         "send {n} to clean [the {a}]", "{n}, (start cleaning|clean|go clean)", "(start|run) {n} in the {a}",
-         "have {n} clean [the {a}]", "vacuum (the house|everywhere|the floors)", "start the cleaning (robot|cycle)",
-         "(hoover|vacuum) [the] {a} <pls_end>", "time to vacuum", "get {n} going", "the floor is dirty, vacuum it",
-         "(can|could) you vacuum the {a} ?", "(start|run) [the] {a} vacuum", "launch {n}")
+    t = (
+        "start {n}",
+        "<pls> start {n}",
+        "(start|begin) vacuuming",
+        "vacuum the {a}",
+        "clean the {a}",
+        "clean the {f}",
+        "vacuum (the|on the) {f}",
+        "(run|start) the (vacuum|robot vacuum|hoover|roomba)",
+        "(let's|lets) vacuum",
+        "send {n} to clean [the {a}]",
+        "{n}, (start cleaning|clean|go clean)",
+        "(start|run) {n} in the {a}",
+        "have {n} clean [the {a}]",
+        "vacuum (the house|everywhere|the floors)",
+        "start the cleaning (robot|cycle)",
+        "(hoover|vacuum) [the] {a} <pls_end>",
+        "time to vacuum",
+        "get {n} going",
+        "the floor is dirty, vacuum it",
+        "(can|could) you vacuum the {a} ?",
+        "(start|run) [the] {a} vacuum",
+        "launch {n}",
+    )
     return _run(g, "HassVacuumStart", t, n=lambda: g.named("vacuum"), a=g.area, f=g.floor)
 
 
 def vacuum_dock(g: _G) -> Result:
-    t = ("return {n} to (base|the dock|its dock|the charger)", "send {n} (home|back to base|to the dock)", "dock {n}",
-         "<pls> dock the (vacuum|robot|roomba)", "{n} go (home|back to your dock|charge)", "(tell|make) {n} (go|return) home",
-         "stop vacuuming and (go home|dock)", "return the (vacuum|robot vacuum|roomba) to (base|its dock)",
-         "send the (vacuum|roomba|robot) (home|back to the charger)", "(park|recall) {n}", "{n} return to base",
-         "the vacuum should go back to its base")
+    t = (
+        "return {n} to (base|the dock|its dock|the charger)",
+        "send {n} (home|back to base|to the dock)",
+        "dock {n}",
+        "<pls> dock the (vacuum|robot|roomba)",
+        "{n} go (home|back to your dock|charge)",
+        "(tell|make) {n} (go|return) home",
+        "stop vacuuming and (go home|dock)",
+        "return the (vacuum|robot vacuum|roomba) to (base|its dock)",
+        "send the (vacuum|roomba|robot) (home|back to the charger)",
+        "(park|recall) {n}",
+        "{n} return to base",
+        "the vacuum should go back to its base",
+    )
     return _run(g, "HassVacuumReturnToBase", t, n=lambda: g.named("vacuum"))
 
 
 def mower_start(g: _G) -> Result:
-    t = ("(mow|cut) the (lawn|grass)", "start (mowing|the mower|the lawn mower)", "start {n}", "<pls> start {n}",
-         "send {n} (out|out to mow) [the lawn]", "{n}, (start mowing|mow the lawn|get to work)", "(let's|lets) mow the lawn",
-         "the grass is too long, (start|run) the mower", "(run|launch) {n}", "(begin|start) cutting the grass",
-         "have {n} mow [the (lawn|yard|garden)]", "time to mow the (lawn|yard)", "mow the (yard|garden|backyard)")
+    t = (
+        "(mow|cut) the (lawn|grass)",
+        "start (mowing|the mower|the lawn mower)",
+        "start {n}",
+        "<pls> start {n}",
+        "send {n} (out|out to mow) [the lawn]",
+        "{n}, (start mowing|mow the lawn|get to work)",
+        "(let's|lets) mow the lawn",
+        "the grass is too long, (start|run) the mower",
+        "(run|launch) {n}",
+        "(begin|start) cutting the grass",
+        "have {n} mow [the (lawn|yard|garden)]",
+        "time to mow the (lawn|yard)",
+        "mow the (yard|garden|backyard)",
+    )
     return _run(g, "HassLawnMowerStartMowing", t, n=lambda: g.named("lawn_mower"))
 
 
 def mower_dock(g: _G) -> Result:
-    t = ("dock {n}", "(dock|park) the (mower|lawn mower|lawnmower)", "send {n} (home|back to base|to the dock|to its station)",
-         "return {n} to (base|the dock|its station)", "stop mowing and (go home|dock)", "{n}, go (home|back to base)",
-         "<pls> send the (mower|lawn mower) (home|back)", "(bring|call) {n} back", "(recall|park) {n}")
+    t = (
+        "dock {n}",
+        "(dock|park) the (mower|lawn mower|lawnmower)",
+        "send {n} (home|back to base|to the dock|to its station)",
+        "return {n} to (base|the dock|its station)",
+        "stop mowing and (go home|dock)",
+        "{n}, go (home|back to base)",
+        "<pls> send the (mower|lawn mower) (home|back)",
+        "(bring|call) {n} back",
+        "(recall|park) {n}",
+    )
     return _run(g, "HassLawnMowerDock", t, n=lambda: g.named("lawn_mower"))
 
 
@@ -581,7 +1288,10 @@ def mower_dock(g: _G) -> Result:
 def _player(g: _G) -> Fill:
     r = g.rng.random()
     if r < 0.4:
-        return g.sub(g.choice(("on [the] {n}", "on [the] {n}", "(in|for) [the] {n}")), n=lambda: g.named("media_player"))
+        return g.sub(
+            g.choice(("on [the] {n}", "on [the] {n}", "(in|for) [the] {n}")),
+            n=lambda: g.named("media_player"),
+        )
     if r < 0.65:
         return g.sub(g.choice(("in [the] {a}", "on the {a} (speaker|tv)", "in the {a}")), a=g.area)
     if r < 0.72:
@@ -594,54 +1304,155 @@ def _media(g: _G, intent: str, t: tuple[str, ...]) -> Result:
 
 
 def media_pause(g: _G) -> Result:
-    return _media(g, "HassMediaPause", (
-        "pause {p}", "pause [the] (music|song|movie|show|tv|video|podcast|playback|media) {p}", "<pls> pause {p}",
-        "{n} pause", "pause [the] {n}", "pause it {p}", "hold (it|on), pause {p}", "pause that", "hit pause {p}",
-        "(stop|halt) the (music|playback|movie) for a second {p}", "pause the {a} (speaker|tv|media player)",
-        "(can|could) you pause (this|it|the music) {p} ?", "pause playback {p} <pls_end>", "put (it|this|the movie) on pause {p}",
-        "freeze the (movie|show|video) {p}", "wait, pause"))
+    return _media(
+        g,
+        "HassMediaPause",
+        (
+            "pause {p}",
+            "pause [the] (music|song|movie|show|tv|video|podcast|playback|media) {p}",
+            "<pls> pause {p}",
+            "{n} pause",
+            "pause [the] {n}",
+            "pause it {p}",
+            "hold (it|on), pause {p}",
+            "pause that",
+            "hit pause {p}",
+            "(stop|halt) the (music|playback|movie) for a second {p}",
+            "pause the {a} (speaker|tv|media player)",
+            "(can|could) you pause (this|it|the music) {p} ?",
+            "pause playback {p} <pls_end>",
+            "put (it|this|the movie) on pause {p}",
+            "freeze the (movie|show|video) {p}",
+            "wait, pause",
+        ),
+    )
 
 
 def media_unpause(g: _G) -> Result:
-    return _media(g, "HassMediaUnpause", (
-        "(resume|unpause|continue) {p}", "(resume|unpause|continue) [the] (music|song|movie|show|playback|podcast) {p}",
-        "<pls> resume {p}", "{n} (resume|unpause)", "(resume|unpause) [the] {n}", "keep playing {p}", "(press|hit) play {p}",
-        "continue playing {p}", "start (it|the music|the movie) again {p}", "carry on playing {p}", "unpause it {p}",
-        "(resume|continue) playback <pls_end>", "play again {p}", "(ok|okay) resume", "back to the (movie|show|music) {p}"))
+    return _media(
+        g,
+        "HassMediaUnpause",
+        (
+            "(resume|unpause|continue) {p}",
+            "(resume|unpause|continue) [the] (music|song|movie|show|playback|podcast) {p}",
+            "<pls> resume {p}",
+            "{n} (resume|unpause)",
+            "(resume|unpause) [the] {n}",
+            "keep playing {p}",
+            "(press|hit) play {p}",
+            "continue playing {p}",
+            "start (it|the music|the movie) again {p}",
+            "carry on playing {p}",
+            "unpause it {p}",
+            "(resume|continue) playback <pls_end>",
+            "play again {p}",
+            "(ok|okay) resume",
+            "back to the (movie|show|music) {p}",
+        ),
+    )
 
 
 def media_next(g: _G) -> Result:
-    return _media(g, "HassMediaNext", (
-        "(next|skip) {p}", "(next|skip) [the] (song|track|episode|one) {p}", "skip (this|this song|this track|ahead) {p}",
-        "play the next (song|track|episode|one) {p}", "go to the next (song|track) {p}", "<pls> skip {p}", "{n} next",
-        "skip to the next (song|track) {p}", "next please", "(i don't like|i hate) this song, skip it", "(change|switch) the song {p}",
-        "move on to the next (song|track)", "can you skip this ?", "forward one (track|song) {p}", "skip forward {p}"))
+    return _media(
+        g,
+        "HassMediaNext",
+        (
+            "(next|skip) {p}",
+            "(next|skip) [the] (song|track|episode|one) {p}",
+            "skip (this|this song|this track|ahead) {p}",
+            "play the next (song|track|episode|one) {p}",
+            "go to the next (song|track) {p}",
+            "<pls> skip {p}",
+            "{n} next",
+            "skip to the next (song|track) {p}",
+            "next please",
+            "(i don't like|i hate) this song, skip it",
+            "(change|switch) the song {p}",
+            "move on to the next (song|track)",
+            "can you skip this ?",
+            "forward one (track|song) {p}",
+            "skip forward {p}",
+            "skip (song|track|item|episode) {p}",
+            "next (item|thing|video|chapter) {p}",
+            "{n} skip",
+            "{n} (next|skip) (song|track)",
+            "skip to the next one {p}",
+            "this song is (boring|terrible), next",
+        ),
+    )
 
 
 def media_previous(g: _G) -> Result:
-    return _media(g, "HassMediaPrevious", (
-        "previous {p}", "(previous|last) (song|track|episode) {p}", "go back [a|one] (song|track) {p}",
-        "play the (previous|last) (song|track|one) [again] {p}", "(back|rewind) one (track|song) {p}", "{n} previous",
-        "replay (that|the last song|the previous track) {p}", "<pls> go back to the previous (song|track) {p}",
-        "play that (song|track) again {p}", "skip back {p}", "(previous|back) please", "go to the previous (song|track) {p}",
-        "i want to hear the last song again", "back to the previous (song|track) {p}"))
+    return _media(
+        g,
+        "HassMediaPrevious",
+        (
+            "previous {p}",
+            "(previous|last) (song|track|episode) {p}",
+            "go back [a|one] (song|track) {p}",
+            "play the (previous|last) (song|track|one) [again] {p}",
+            "(back|rewind) one (track|song) {p}",
+            "{n} previous",
+            "replay (that|the last song|the previous track) {p}",
+            "<pls> go back to the previous (song|track) {p}",
+            "play that (song|track) again {p}",
+            "skip back {p}",
+            "(previous|back) please",
+            "go to the previous (song|track) {p}",
+            "i want to hear the last song again",
+            "back to the previous (song|track) {p}",
+            "go back {p}",
+            "{n} go back [to the previous (song|track)]",
+            "(restart|replay) the (previous|last) (song|track|episode) {p}",
+            "play the one before {p}",
+            "previous (item|video|chapter) {p}",
+        ),
+    )
 
 
 def _volume_level(g: _G) -> Fill:
-    n = g.choice((10, 20, 25, 30, 35, 40, 50, 60, 70, 75, 80, 90, 100)) if g.rng.random() < 0.6 else g.rng.randint(0, 100)
+    n = (
+        g.choice((10, 20, 25, 30, 35, 40, 50, 60, 70, 75, 80, 90, 100))
+        if g.rng.random() < 0.6
+        else g.rng.randint(0, 100)
+    )
     return g.word(_pct_text(g.rng, n), "volume_level", volume_level=n)
 
 
 def set_volume(g: _G) -> Result:
-    return _run(g, "HassSetVolume", (
-        "set [the] volume to {v} {p}", "(volume|vol) {v} {p}", "set [the] {n} volume to {v}", "{n} volume {v}",
-        "(turn|change|put) the volume (to|at) {v} {p}", "<pls> set the volume to {v} {p}", "volume to {v} <pls_end>",
-        "turn (up|down) the volume to {v} {p}", "(increase|decrease|raise|lower) the volume to {v} {p}",
-        "set [the] {a} volume to {v}", "make the volume {v} {p}", "set {n} to {v} volume", "change the {n} volume to {v}",
-        "(adjust|set) the sound (level|volume) to {v} {p}", "i want the volume at {v} {p}", "{p} set the volume to {v}",
-        "turn [the] {n} volume (up|down) to {v}", "turn [the] {n} (up|down) to {v}", "(bring|take) the volume (up|down) to {v} {p}",
-        "{n} (to|at) {v} volume", "(put|set) the volume on {v} {p}", "volume at {v} {p}", "change [the] volume to {v} {p}"),
-        v=lambda: _volume_level(g), p=lambda: _player(g), n=lambda: g.named("media_player"), a=g.area)
+    return _run(
+        g,
+        "HassSetVolume",
+        (
+            "set [the] volume to {v} {p}",
+            "(volume|vol) {v} {p}",
+            "set [the] {n} volume to {v}",
+            "{n} volume {v}",
+            "(turn|change|put) the volume (to|at) {v} {p}",
+            "<pls> set the volume to {v} {p}",
+            "volume to {v} <pls_end>",
+            "turn (up|down) the volume to {v} {p}",
+            "(increase|decrease|raise|lower) the volume to {v} {p}",
+            "set [the] {a} volume to {v}",
+            "make the volume {v} {p}",
+            "set {n} to {v} volume",
+            "change the {n} volume to {v}",
+            "(adjust|set) the sound (level|volume) to {v} {p}",
+            "i want the volume at {v} {p}",
+            "{p} set the volume to {v}",
+            "turn [the] {n} volume (up|down) to {v}",
+            "turn [the] {n} (up|down) to {v}",
+            "(bring|take) the volume (up|down) to {v} {p}",
+            "{n} (to|at) {v} volume",
+            "(put|set) the volume on {v} {p}",
+            "volume at {v} {p}",
+            "change [the] volume to {v} {p}",
+        ),
+        v=lambda: _volume_level(g),
+        p=lambda: _player(g),
+        n=lambda: g.named("media_player"),
+        a=g.area,
+    )
 
 
 def volume_relative(g: _G) -> Result:
@@ -649,49 +1460,116 @@ def volume_relative(g: _G) -> Result:
     up = g.rng.random() < 0.5
     p = lambda: _player(g)  # noqa: E731
     if r < 0.5:
-        word = g.choice(("turn up", "raise", "increase", "pump up", "crank up", "bump up")) if up else g.choice(
-            ("turn down", "lower", "decrease", "reduce", "bring down"))
+        word = (
+            g.choice(("turn up", "raise", "increase", "pump up", "crank up", "bump up"))
+            if up
+            else g.choice(("turn down", "lower", "decrease", "reduce", "bring down"))
+        )
         s = lambda: g.word(word, "volume_step", volume_step="up" if up else "down")  # noqa: E731
-        return _run(g, "HassSetVolumeRelative", ("{s} the (volume|sound|music) {p}", "{s} {n}", "<pls> {s} the volume {p}",
-                                                  "{s} the volume (a bit|a little|a notch) {p}", "{s} it {p}",
-                                                  "{s} the {n} volume", "can you {s} the volume ?"),
-                    s=s, p=p, n=lambda: g.named("media_player"))
+        return _run(
+            g,
+            "HassSetVolumeRelative",
+            (
+                "{s} the (volume|sound|music) {p}",
+                "{s} {n}",
+                "<pls> {s} the volume {p}",
+                "{s} the volume (a bit|a little|a notch) {p}",
+                "{s} it {p}",
+                "{s} the {n} volume",
+                "can you {s} the volume ?",
+            ),
+            s=s,
+            p=p,
+            n=lambda: g.named("media_player"),
+        )
     if r < 0.7:
         n = g.choice((5, 10, 10, 15, 20, 25, 30))
-        verb = g.choice(("turn up", "raise", "increase")) if up else g.choice(("turn down", "lower", "decrease"))
+        verb = (
+            g.choice(("turn up", "raise", "increase")) if up else g.choice(("turn down", "lower", "decrease"))
+        )
         signed = n if up else -n
-        return _run(g, "HassSetVolumeRelative", ("{v} the volume by {n} {p}", "{v} [the] {x} volume by {n}",
-                                                  "<pls> {v} the volume {n} {p}"),
-                    v=lambda: g.word(verb, "volume_step", volume_step=signed),
-                    n=lambda: g.word(_pct_text(g.rng, n), "volume_step"), p=p, x=lambda: g.named("media_player"))
+        return _run(
+            g,
+            "HassSetVolumeRelative",
+            ("{v} the volume by {n} {p}", "{v} [the] {x} volume by {n}", "<pls> {v} the volume {n} {p}"),
+            v=lambda: g.word(verb, "volume_step", volume_step=signed),
+            n=lambda: g.word(_pct_text(g.rng, n), "volume_step"),
+            p=p,
+            x=lambda: g.named("media_player"),
+        )
     if r < 0.85:
-        word = g.choice(("louder", "volume up", "up the volume", "a bit louder", "turn it up")) if up else g.choice(
-            ("quieter", "softer", "volume down", "a bit quieter", "turn it down"))
+        word = (
+            g.choice(("louder", "volume up", "up the volume", "a bit louder", "turn it up"))
+            if up
+            else g.choice(("quieter", "softer", "volume down", "a bit quieter", "turn it down"))
+        )
         s = lambda: g.word(word, "volume_step", volume_step="up" if up else "down")  # noqa: E731
-        return _run(g, "HassSetVolumeRelative", ("{s} {p}", "{s} <pls_end>", "<pls> {s}", "make it {s} {p}",
-                                                  "{n} {s}", "make {n} {s}"), s=s, p=p, n=lambda: g.named("media_player"))
-    word = g.choice(("can't hear", "cannot hear", "barely hear", "too quiet")) if up else g.choice(
-        ("too loud", "way too loud", "so loud", "deafening"))
+        return _run(
+            g,
+            "HassSetVolumeRelative",
+            ("{s} {p}", "{s} <pls_end>", "<pls> {s}", "make it {s} {p}", "{n} {s}", "make {n} {s}"),
+            s=s,
+            p=p,
+            n=lambda: g.named("media_player"),
+        )
+    word = (
+        g.choice(("can't hear", "cannot hear", "barely hear", "too quiet"))
+        if up
+        else g.choice(("too loud", "way too loud", "so loud", "deafening"))
+    )
     s = lambda: g.word(word, "volume_step", volume_step="up" if up else "down")  # noqa: E731
-    t = ("i {s} (it|anything|the music|the tv)", "i can {s} the (tv|music)") if "hear" in word and "too" not in word \
+    t = (
+        ("i {s} (it|anything|the music|the tv)", "i can {s} the (tv|music)")
+        if "hear" in word and "too" not in word
         else ("it's {s} {p}", "the (music|tv|volume) is {s}", "that's {s}", "this is {s}")
+    )
     if "hear" in word and "can't" not in word and "cannot" not in word:
         t = ("i can {s} the (tv|music|movie)", "i can {s} anything")
     return _run(g, "HassSetVolumeRelative", t, s=s, p=p)
 
 
 def mute(g: _G) -> Result:
-    return _media(g, "HassMediaPlayerMute", (
-        "mute {p}", "mute [the] {n}", "<pls> mute {p}", "{n} mute", "mute (it|the sound|the tv|the music) {p}",
-        "silence [the] {n}", "(turn|switch) off the sound {p}", "(kill|cut) the (sound|audio) {p}", "mute the {a} (speaker|tv)",
-        "sound off {p}", "(quiet|hush) please, mute {p}", "no sound {p}", "mute everything {p}", "mute the audio <pls_end>"))
+    return _media(
+        g,
+        "HassMediaPlayerMute",
+        (
+            "mute {p}",
+            "mute [the] {n}",
+            "<pls> mute {p}",
+            "{n} mute",
+            "mute (it|the sound|the tv|the music) {p}",
+            "silence [the] {n}",
+            "(turn|switch) off the sound {p}",
+            "(kill|cut) the (sound|audio) {p}",
+            "mute the {a} (speaker|tv)",
+            "sound off {p}",
+            "(quiet|hush) please, mute {p}",
+            "no sound {p}",
+            "mute everything {p}",
+            "mute the audio <pls_end>",
+        ),
+    )
 
 
 def unmute(g: _G) -> Result:
-    return _media(g, "HassMediaPlayerUnmute", (
-        "unmute {p}", "unmute [the] {n}", "<pls> unmute {p}", "{n} unmute", "unmute (it|the sound|the tv|the music) {p}",
-        "(turn|switch) the sound back on {p}", "bring (back|the sound back) {p}", "sound (back on|on) {p}",
-        "restore the (sound|audio) {p}", "unmute the {a} (speaker|tv)", "un mute {p}", "turn on the sound again {p}"))
+    return _media(
+        g,
+        "HassMediaPlayerUnmute",
+        (
+            "unmute {p}",
+            "unmute [the] {n}",
+            "<pls> unmute {p}",
+            "{n} unmute",
+            "unmute (it|the sound|the tv|the music) {p}",
+            "(turn|switch) the sound back on {p}",
+            "bring (back|the sound back) {p}",
+            "sound (back on|on) {p}",
+            "restore the (sound|audio) {p}",
+            "unmute the {a} (speaker|tv)",
+            "un mute {p}",
+            "turn on the sound again {p}",
+        ),
+    )
 
 
 def _query(g: _G) -> str:
@@ -700,15 +1578,55 @@ def _query(g: _G) -> str:
     if r < 0.3:
         words = ["the", *words]
     if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
-        return g.choice(("the office", "kitchen nightmares", "living room sessions", "light my fire", "the lamp",
-                         "bedroom pop", "the garage band", "blinded by the light", "open door policy", "the fan club",
-                         "turn it on again", "lights out", "the basement tapes", "house of cards", "the timer",
-                         "garden party", "cold as ice", "the front door", "turn off the news", "hot in herre",
-                         "the weather channel", "the shopping list", "the vacuum", "stairway to nowhere"))
+        return g.choice(
+            (
+                "the office",
+                "kitchen nightmares",
+                "living room sessions",
+                "light my fire",
+                "the lamp",
+                "bedroom pop",
+                "the garage band",
+                "blinded by the light",
+                "open door policy",
+                "the fan club",
+                "turn it on again",
+                "lights out",
+                "the basement tapes",
+                "house of cards",
+                "the timer",
+                "garden party",
+                "cold as ice",
+                "the front door",
+                "turn off the news",
+                "hot in herre",
+                "the weather channel",
+                "the shopping list",
+                "the vacuum",
+                "stairway to nowhere",
+            )
+        )
     if r > 0.85:
-        return g.choice(("jazz", "classical music", "lofi beats", "rock", "some relaxing music", "country music",
-                         "white noise", "rain sounds", "80s hits", "hip hop", "christmas music", "the news",
-                         "something upbeat", "my favorites", "my discover weekly", "chill music"))
+        return g.choice(
+            (
+                "jazz",
+                "classical music",
+                "lofi beats",
+                "rock",
+                "some relaxing music",
+                "country music",
+                "white noise",
+                "rain sounds",
+                "80s hits",
+                "hip hop",
+                "christmas music",
+                "the news",
+                "something upbeat",
+                "my favorites",
+                "my discover weekly",
+                "chill music",
+            )
+        )
     text = " ".join(words)
     return text if g.rng.random() < 0.5 else text.title()
 
@@ -721,14 +1639,37 @@ def search_play(g: _G) -> Result:
     mc = g.choice(list(lx.MEDIA_CLASSES))
     cf = lambda: g.word(g.choice(lx.MEDIA_CLASSES[mc]), "media_class", media_class=mc)  # noqa: E731
     if g.rng.random() < 0.45:
-        t = ("play the {c} {q} {p}", "play {c} {q} {p}", "play the {q} {c} {p}", "play {q} {c} {p}", "put on the {c} {q} {p}",
-             "<pls> play the {c} {q} {p}", "i want to (hear|watch|listen to) the {c} {q} {p}", "start the {c} {q} {p}",
-             "(listen to|watch) the {c} {q} {p}", "queue up the {c} {q} {p}", "find the {c} {q} and play it {p}")
+        t = (
+            "play the {c} {q} {p}",
+            "play {c} {q} {p}",
+            "play the {q} {c} {p}",
+            "play {q} {c} {p}",
+            "put on the {c} {q} {p}",
+            "<pls> play the {c} {q} {p}",
+            "i want to (hear|watch|listen to) the {c} {q} {p}",
+            "start the {c} {q} {p}",
+            "(listen to|watch) the {c} {q} {p}",
+            "queue up the {c} {q} {p}",
+            "find the {c} {q} and play it {p}",
+        )
         return _run(g, "HassMediaSearchAndPlay", t, q=qf, c=cf, p=lambda: _player(g))
-    t = ("play {q} {p}", "<pls> play {q} {p}", "put on {q} {p}", "i want to (hear|listen to) {q} {p}", "(listen to|stream) {q} {p}",
-         "play some {q} {p}", "{p} play {q}", "can you play {q} {p} ?", "play me {q} {p}", "start playing {q} {p}",
-         "throw on {q} {p}", "find {q} and play it {p}", "let's hear {q} {p}", "(search for|look up) {q} and play it {p}",
-         "play {q} <pls_end>")
+    t = (
+        "play {q} {p}",
+        "<pls> play {q} {p}",
+        "put on {q} {p}",
+        "i want to (hear|listen to) {q} {p}",
+        "(listen to|stream) {q} {p}",
+        "play some {q} {p}",
+        "{p} play {q}",
+        "can you play {q} {p} ?",
+        "play me {q} {p}",
+        "start playing {q} {p}",
+        "throw on {q} {p}",
+        "find {q} and play it {p}",
+        "let's hear {q} {p}",
+        "(search for|look up) {q} and play it {p}",
+        "play {q} <pls_end>",
+    )
     return _run(g, "HassMediaSearchAndPlay", t, q=qf, p=lambda: _player(g))
 
 
@@ -736,9 +1677,15 @@ def search_play(g: _G) -> Result:
 def _duration_parts(g: _G) -> dict[str, int]:
     r = g.rng.random()
     if r < 0.45:
-        return {"minutes": g.choice((1, 2, 3, 5, 5, 10, 10, 15, 20, 25, 30, 45)) if g.rng.random() < 0.6 else g.rng.randint(1, 90)}
+        return {
+            "minutes": g.choice((1, 2, 3, 5, 5, 10, 10, 15, 20, 25, 30, 45))
+            if g.rng.random() < 0.6
+            else g.rng.randint(1, 90)
+        }
     if r < 0.6:
-        return {"seconds": g.choice((10, 15, 20, 30, 45, 90)) if g.rng.random() < 0.6 else g.rng.randint(1, 59)}
+        return {
+            "seconds": g.choice((10, 15, 20, 30, 45, 90)) if g.rng.random() < 0.6 else g.rng.randint(1, 59)
+        }
     if r < 0.72:
         return {"hours": g.choice((1, 1, 2, 3, 4))}
     if r < 0.86:
@@ -748,8 +1695,11 @@ def _duration_parts(g: _G) -> dict[str, int]:
     return {"hours": 1, "minutes": g.rng.randint(1, 59), "seconds": g.choice((10, 30))}
 
 
-_UNITS = {"hours": ("hour", "hours", "hr", "hrs"), "minutes": ("minute", "minutes", "min", "mins"),
-          "seconds": ("second", "seconds", "sec", "secs")}
+_UNITS = {
+    "hours": ("hour", "hours", "hr", "hrs"),
+    "minutes": ("minute", "minutes", "min", "mins"),
+    "seconds": ("second", "seconds", "sec", "secs"),
+}
 
 
 def _duration_text(g: _G, parts: dict[str, int], adjective: bool) -> str:
@@ -786,7 +1736,9 @@ def _special_duration(g: _G, parts: dict[str, int], adjective: bool) -> str | No
     if parts == {"seconds": 30}:
         return g.choice(("half a minute", "30 seconds", "thirty seconds"))
     if parts == {"hours": 1, "minutes": 30}:
-        return g.choice(("an hour and a half", "one and a half hours", "1 and a half hours", "1.5 hours", "90 minutes"))
+        return g.choice(
+            ("an hour and a half", "one and a half hours", "1 and a half hours", "1.5 hours", "90 minutes")
+        )
     if parts == {"minutes": 15}:
         return g.choice(("a quarter of an hour", "quarter of an hour", "15 minutes", "fifteen minutes"))
     if parts == {"minutes": 45}:
@@ -820,23 +1772,68 @@ def start_timer(g: _G) -> Result:
     da = lambda: _dur_fill(g, "duration", True)  # noqa: E731
     if r < 0.08:
         cmd = g.choice(lx.COMMAND_TAILS)
-        return _run(g, "HassStartTimer", ("in {d}, {c}", "in {d} {c}", "{c} in {d}", "after {d}, {c}"), d=d,
-                    c=lambda: g.word(cmd, "conversation_command", conversation_command=cmd))
+        return _run(
+            g,
+            "HassStartTimer",
+            ("in {d}, {c}", "in {d} {c}", "{c} in {d}", "after {d}, {c}"),
+            d=d,
+            c=lambda: g.word(cmd, "conversation_command", conversation_command=cmd),
+        )
     if r < 0.3:
-        return _run(g, "HassStartTimer", ("set a {n} timer for {d}", "{n} timer (for|of) {d}", "start a {da} {n} timer",
-                                          "set a timer for {d} (called|named|for) {n}", "timer for {d} (called|named) {n}",
-                                          "set a {da} timer (called|named|for) {n}", "start a timer (called|named) {n} for {d}",
-                                          "{da} timer for (the|my) {n}", "{da} {n} timer", "{n} timer {d}"),
-                    d=d, da=da, n=lambda: _tname(g))
-    return _run(g, "HassStartTimer", (
-        "set a timer for {d}", "<pls> set a timer for {d}", "start a timer for {d}", "timer for {d}", "{da} timer",
-        "set a {da} timer", "start a {da} timer", "<pls> start a {da} timer", "timer {d}", "set timer {d}",
-        "(create|make) a timer for {d}", "count down [from] {d}", "countdown {d}", "(start|begin) a countdown (for|of) {d}",
-        "set the timer for {d}", "i need a timer for {d}", "time {d} <pls_end>",
-        "can you time {d} for me", "put a timer on for {d}", "{d} timer <pls_end>", "give me a {da} timer",
-        "let me know when {d} (is up|have passed|has passed)", "alert me in {d}", "start counting down {d}",
-        "timer {d} <pls_end>", "set a timer (for|of) {d} <pls_end>", "{da} timer (please|now|starting now)"),
-        d=d, da=da)
+        return _run(
+            g,
+            "HassStartTimer",
+            (
+                "set a {n} timer for {d}",
+                "{n} timer (for|of) {d}",
+                "start a {da} {n} timer",
+                "set a timer for {d} (called|named|for) {n}",
+                "timer for {d} (called|named) {n}",
+                "set a {da} timer (called|named|for) {n}",
+                "start a timer (called|named) {n} for {d}",
+                "{da} timer for (the|my) {n}",
+                "{da} {n} timer",
+                "{n} timer {d}",
+            ),
+            d=d,
+            da=da,
+            n=lambda: _tname(g),
+        )
+    return _run(
+        g,
+        "HassStartTimer",
+        (
+            "set a timer for {d}",
+            "<pls> set a timer for {d}",
+            "start a timer for {d}",
+            "timer for {d}",
+            "{da} timer",
+            "set a {da} timer",
+            "start a {da} timer",
+            "<pls> start a {da} timer",
+            "timer {d}",
+            "set timer {d}",
+            "(create|make) a timer for {d}",
+            "count down [from] {d}",
+            "countdown {d}",
+            "(start|begin) a countdown (for|of) {d}",
+            "set the timer for {d}",
+            "i need a timer for {d}",
+            "time {d} <pls_end>",
+            "can you time {d} for me",
+            "put a timer on for {d}",
+            "{d} timer <pls_end>",
+            "give me a {da} timer",
+            "let me know when {d} (is up|have passed|has passed)",
+            "alert me in {d}",
+            "start counting down {d}",
+            "timer {d} <pls_end>",
+            "set a timer (for|of) {d} <pls_end>",
+            "{da} timer (please|now|starting now)",
+        ),
+        d=d,
+        da=da,
+    )
 
 
 def _which_timer(g: _G) -> Fill:
@@ -844,53 +1841,138 @@ def _which_timer(g: _G) -> Fill:
     if r < 0.3:
         return g.sub(g.choice(("(the|my) timer", "timer", "the current timer", "this timer")))
     if r < 0.5:
-        return g.sub(g.choice(("(the|my) {n} timer", "{n} timer", "the timer (for|called|named) {n}", "timer for {n}")),
-                     n=lambda: _tname(g))
+        return g.sub(
+            g.choice(
+                ("(the|my) {n} timer", "{n} timer", "the timer (for|called|named) {n}", "timer for {n}")
+            ),
+            n=lambda: _tname(g),
+        )
     if r < 0.75:
-        return g.sub(g.choice(("(the|my) {s} timer", "{s} timer", "the timer for {s}", "timer for {s}")),
-                     s=lambda: _dur_fill(g, "start_duration", g.rng.random() < 0.5))
-    return g.sub(g.choice(("(the|my) {a} timer", "{a} timer", "the timer in the {a}", "timer in {a}")), a=g.area)
+        return g.sub(
+            g.choice(("(the|my) {s} timer", "{s} timer", "the timer for {s}", "timer for {s}")),
+            s=lambda: _dur_fill(g, "start_duration", g.rng.random() < 0.5),
+        )
+    return g.sub(
+        g.choice(("(the|my) {a} timer", "{a} timer", "the timer in the {a}", "timer in {a}")), a=g.area
+    )
 
 
 def cancel_timer(g: _G) -> Result:
-    return _run(g, "HassCancelTimer", (
-        "cancel {w}", "stop {w}", "<pls> cancel {w}", "(delete|remove|kill|end|clear) {w}", "turn off {w}", "{w} cancel",
-        "(forget|scrap|drop) {w}", "cancel {w} <pls_end>", "i don't need {w} anymore", "get rid of {w}", "{w} off",
-        "(abort|dismiss) {w}", "never mind {w}", "switch off {w}"), w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassCancelTimer",
+        (
+            "cancel {w}",
+            "stop {w}",
+            "<pls> cancel {w}",
+            "(delete|remove|kill|end|clear) {w}",
+            "turn off {w}",
+            "{w} cancel",
+            "(forget|scrap|drop) {w}",
+            "cancel {w} <pls_end>",
+            "i don't need {w} anymore",
+            "get rid of {w}",
+            "{w} off",
+            "(abort|dismiss) {w}",
+            "never mind {w}",
+            "switch off {w}",
+        ),
+        w=lambda: _which_timer(g),
+    )
 
 
 def cancel_all_timers(g: _G) -> Result:
-    return _run(g, "HassCancelAllTimers", (
-        "cancel all [my|the] timers", "stop all [of] [my|the] timers", "(delete|clear|remove|kill) all [the] timers",
-        "cancel every timer", "<pls> cancel all timers", "(turn off|stop) every timer", "cancel all [the] timers in the {a}",
-        "cancel all [the] {a} timers", "stop all [the] timers (in|for) [the] {a}", "clear every timer [i have]",
-        "get rid of all [my] timers", "cancel (both|all) timers", "no more timers, cancel them all", "reset all [the] timers"),
-        a=g.area)
+    return _run(
+        g,
+        "HassCancelAllTimers",
+        (
+            "cancel all [my|the] timers",
+            "stop all [of] [my|the] timers",
+            "(delete|clear|remove|kill) all [the] timers",
+            "cancel every timer",
+            "<pls> cancel all timers",
+            "(turn off|stop) every timer",
+            "cancel all [the] timers in the {a}",
+            "cancel all [the] {a} timers",
+            "stop all [the] timers (in|for) [the] {a}",
+            "clear every timer [i have]",
+            "get rid of all [my] timers",
+            "cancel (both|all) timers",
+            "no more timers, cancel them all",
+            "reset all [the] timers",
+        ),
+        a=g.area,
+    )
 
 
 def pause_timer(g: _G) -> Result:
-    return _run(g, "HassPauseTimer", (
-        "pause {w}", "<pls> pause {w}", "hold {w}", "(freeze|suspend) {w}", "put {w} on hold", "{w} pause",
-        "pause {w} <pls_end>", "stop {w} for a moment", "halt {w} for now", "pause {w} for a (sec|second|minute)"),
-        w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassPauseTimer",
+        (
+            "pause {w}",
+            "<pls> pause {w}",
+            "hold {w}",
+            "(freeze|suspend) {w}",
+            "put {w} on hold",
+            "{w} pause",
+            "pause {w} <pls_end>",
+            "stop {w} for a moment",
+            "halt {w} for now",
+            "pause {w} for a (sec|second|minute)",
+        ),
+        w=lambda: _which_timer(g),
+    )
 
 
 def unpause_timer(g: _G) -> Result:
-    return _run(g, "HassUnpauseTimer", (
-        "(resume|unpause|continue) {w}", "<pls> resume {w}", "restart {w}", "start {w} again", "{w} (resume|continue)",
-        "keep going with {w}", "(resume|continue) {w} <pls_end>", "let {w} (run|continue|keep running)",
-        "unfreeze {w}", "take {w} off hold"), w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassUnpauseTimer",
+        (
+            "(resume|unpause|continue) {w}",
+            "<pls> resume {w}",
+            "restart {w}",
+            "start {w} again",
+            "{w} (resume|continue)",
+            "keep going with {w}",
+            "(resume|continue) {w} <pls_end>",
+            "let {w} (run|continue|keep running)",
+            "unfreeze {w}",
+            "take {w} off hold",
+        ),
+        w=lambda: _which_timer(g),
+    )
 
 
 def timer_status(g: _G) -> Result:
-    return _run(g, "HassTimerStatus", (
-        "how much time is left on {w} ?", "how (long|much time) (is )?left on {w} ?".replace("(is )?", "[is]"),
-        "{w} status", "status of {w}", "what's the status of {w} ?", "how long until {w} (is done|goes off|rings) ?",
-        "check {w}", "how much longer on {w} ?", "time left on {w} ?", "when will {w} (go off|finish|be done) ?",
-        "how are my timers (doing|going) ?", "how much time do i have left ?", "what's left on {w} ?", "timer status",
-        "is {w} (almost done|done yet|finished) ?", "how many minutes are left on {w} ?", "(any|what) timers (running|going) ?",
-        "tell me how much time is left on {w}", "remaining time on {w} ?", "where is {w} at ?"),
-        w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassTimerStatus",
+        (
+            "how much time is left on {w} ?",
+            "how (long|much time) (is )?left on {w} ?".replace("(is )?", "[is]"),
+            "{w} status",
+            "status of {w}",
+            "what's the status of {w} ?",
+            "how long until {w} (is done|goes off|rings) ?",
+            "check {w}",
+            "how much longer on {w} ?",
+            "time left on {w} ?",
+            "when will {w} (go off|finish|be done) ?",
+            "how are my timers (doing|going) ?",
+            "how much time do i have left ?",
+            "what's left on {w} ?",
+            "timer status",
+            "is {w} (almost done|done yet|finished) ?",
+            "how many minutes are left on {w} ?",
+            "(any|what) timers (running|going) ?",
+            "tell me how much time is left on {w}",
+            "remaining time on {w} ?",
+            "where is {w} at ?",
+        ),
+        w=lambda: _which_timer(g),
+    )
 
 
 def _amount(g: _G) -> Fill:
@@ -898,19 +1980,51 @@ def _amount(g: _G) -> Fill:
 
 
 def increase_timer(g: _G) -> Result:
-    return _run(g, "HassIncreaseTimer", (
-        "add {d} to {w}", "<pls> add {d} to {w}", "(increase|extend|lengthen) {w} by {d}", "give {w} {d} more",
-        "add {d} [more] to {w}", "put {d} more on {w}", "(add|tack on) (another|an extra) {d} to {w}",
-        "{w} plus {d}", "(extend|increase) {w} {d}", "add {d} to it", "add {d} <pls_end>", "(bump|push) {w} (up|back) by {d}",
-        "make {w} {d} longer", "i need {d} more on {w}"), d=lambda: _amount(g), w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassIncreaseTimer",
+        (
+            "add {d} to {w}",
+            "<pls> add {d} to {w}",
+            "(increase|extend|lengthen) {w} by {d}",
+            "give {w} {d} more",
+            "add {d} [more] to {w}",
+            "put {d} more on {w}",
+            "(add|tack on) (another|an extra) {d} to {w}",
+            "{w} plus {d}",
+            "(extend|increase) {w} {d}",
+            "add {d} to it",
+            "add {d} <pls_end>",
+            "(bump|push) {w} (up|back) by {d}",
+            "make {w} {d} longer",
+            "i need {d} more on {w}",
+        ),
+        d=lambda: _amount(g),
+        w=lambda: _which_timer(g),
+    )
 
 
 def decrease_timer(g: _G) -> Result:
-    return _run(g, "HassDecreaseTimer", (
-        "(take|knock) {d} off {w}", "(remove|subtract) {d} from {w}", "(decrease|reduce|shorten|cut) {w} by {d}",
-        "<pls> take {d} off {w}", "take {d} from {w}", "{w} minus {d}", "make {w} {d} shorter", "(cut|shave) {d} off {w}",
-        "(decrease|lower) {w} {d}", "take away {d} from {w}", "(remove|take off) {d} <pls_end>", "reduce it by {d}"),
-        d=lambda: _amount(g), w=lambda: _which_timer(g))
+    return _run(
+        g,
+        "HassDecreaseTimer",
+        (
+            "(take|knock) {d} off {w}",
+            "(remove|subtract) {d} from {w}",
+            "(decrease|reduce|shorten|cut) {w} by {d}",
+            "<pls> take {d} off {w}",
+            "take {d} from {w}",
+            "{w} minus {d}",
+            "make {w} {d} shorter",
+            "(cut|shave) {d} off {w}",
+            "(decrease|lower) {w} {d}",
+            "take away {d} from {w}",
+            "(remove|take off) {d} <pls_end>",
+            "reduce it by {d}",
+        ),
+        d=lambda: _amount(g),
+        w=lambda: _which_timer(g),
+    )
 
 
 # ------------------------------------------------------------------------------ lists
@@ -925,113 +2039,310 @@ def _list_name(g: _G) -> Fill:
 
 
 def shopping_add(g: _G) -> Result:
-    return _run(g, "HassShoppingListAddItem", (
-        "add {i} to [my|the] shopping list", "put {i} on [my|the] shopping list", "<pls> add {i} to the shopping list",
-        "shopping list add {i}", "add {i} to the list", "put {i} on the list", "(we need|i need) {i}, add (it|them) to the shopping list",
-        "(remember|don't let me forget) to buy {i}", "{i} on the shopping list", "(stick|write|jot) {i} on the shopping list", "(note down|write down) {i} for shopping",
-        "we're (out of|low on) {i}, add (it|them) to the (shopping list|list)", "can you add {i} to my shopping list ?",
-        "i want to buy {i}, put (it|them) on the list", "include {i} in the shopping list", "add {i} <pls_end> to the shopping list"),
-        i=lambda: _item(g))
+    return _run(
+        g,
+        "HassShoppingListAddItem",
+        (
+            "add {i} to [my|the] shopping list",
+            "put {i} on [my|the] shopping list",
+            "<pls> add {i} to the shopping list",
+            "shopping list add {i}",
+            "add {i} to the list",
+            "put {i} on the list",
+            "(we need|i need) {i}, add (it|them) to the shopping list",
+            "(remember|don't let me forget) to buy {i}",
+            "{i} on the shopping list",
+            "(stick|write|jot) {i} on the shopping list",
+            "(note down|write down) {i} for shopping",
+            "we're (out of|low on) {i}, add (it|them) to the (shopping list|list)",
+            "can you add {i} to my shopping list ?",
+            "i want to buy {i}, put (it|them) on the list",
+            "include {i} in the shopping list",
+            "add {i} <pls_end> to the shopping list",
+        ),
+        i=lambda: _item(g),
+    )
 
 
 def shopping_complete(g: _G) -> Result:
-    return _run(g, "HassShoppingListCompleteItem", (
-        "check off {i} (from|on) [my|the] shopping list", "check {i} off [my|the] (shopping list|list)", "cross {i} off [my|the] shopping list",
-        "mark {i} as (done|bought|complete|purchased) [on the shopping list]", "complete {i} on [my|the] shopping list",
-        "remove {i} from [my|the] shopping list", "(delete|take) {i} off the shopping list", "i (got|bought|picked up) {i}, check (it|them) off",
-        "<pls> check off {i} from the list", "tick off {i} on the shopping list", "{i} (is|are) done on the shopping list",
-        "(scratch|strike) {i} off the shopping list"), i=lambda: _item(g))
+    return _run(
+        g,
+        "HassShoppingListCompleteItem",
+        (
+            "check off {i} (from|on) [my|the] shopping list",
+            "check {i} off [my|the] (shopping list|list)",
+            "cross {i} off [my|the] shopping list",
+            "mark {i} as (done|bought|complete|purchased) [on the shopping list]",
+            "complete {i} on [my|the] shopping list",
+            "remove {i} from [my|the] shopping list",
+            "(delete|take) {i} off the shopping list",
+            "i (got|bought|picked up) {i}, check (it|them) off",
+            "<pls> check off {i} from the list",
+            "tick off {i} on the shopping list",
+            "{i} (is|are) done on the shopping list",
+            "(scratch|strike) {i} off the shopping list",
+            "(delete|remove|erase) {i} (in|from|on) [my|the] (shopping list|list)",
+            "check {i} off my list",
+            "{i} can come off the (shopping list|list)",
+            "(got|bought) {i}, (remove|cross) (it|them) off the list",
+        ),
+        i=lambda: _item(g),
+    )
 
 
 def list_add(g: _G) -> Result:
-    return _run(g, "HassListAddItem", (
-        "add {i} to [my|the] {l} list", "put {i} on [my|the] {l} list", "<pls> add {i} to my {l} list",
-        "{l} list add {i}", "(stick|write|jot) {i} on the {l} list", "add {i} to {l}", "on my {l} list put {i}",
-        "can you add {i} to the {l} list ?", "i need {i}, put it on the {l} list",
-        "include {i} on the {l} list", "add {i} to the {l} list <pls_end>", "(new|add an) item on the {l} list: {i}"),
-        i=lambda: _item(g), l=lambda: _list_name(g))
+    return _run(
+        g,
+        "HassListAddItem",
+        (
+            "add {i} to [my|the] {l} list",
+            "put {i} on [my|the] {l} list",
+            "<pls> add {i} to my {l} list",
+            "{l} list add {i}",
+            "(stick|write|jot) {i} on the {l} list",
+            "add {i} to {l}",
+            "on my {l} list put {i}",
+            "can you add {i} to the {l} list ?",
+            "i need {i}, put it on the {l} list",
+            "include {i} on the {l} list",
+            "add {i} to the {l} list <pls_end>",
+            "(new|add an) item on the {l} list: {i}",
+        ),
+        i=lambda: _item(g),
+        l=lambda: _list_name(g),
+    )
 
 
 def list_complete(g: _G) -> Result:
-    return _run(g, "HassListCompleteItem", (
-        "check off {i} (from|on) [my|the] {l} list", "check {i} off [my|the] {l} list", "cross {i} off [my|the] {l} list",
-        "mark {i} as (done|complete|finished) on [my|the] {l} list", "complete {i} on [my|the] {l} list",
-        "remove {i} from [my|the] {l} list", "(delete|take) {i} off the {l} list", "<pls> check off {i} on my {l} list",
-        "tick off {i} on the {l} list", "(scratch|strike) {i} off the {l} list", "{i} is done on my {l} list",
-        "i finished {i}, check it off my {l} list"), i=lambda: _item(g), l=lambda: _list_name(g))
+    return _run(
+        g,
+        "HassListCompleteItem",
+        (
+            "check off {i} (from|on) [my|the] {l} list",
+            "check {i} off [my|the] {l} list",
+            "cross {i} off [my|the] {l} list",
+            "mark {i} as (done|complete|finished) on [my|the] {l} list",
+            "complete {i} on [my|the] {l} list",
+            "remove {i} from [my|the] {l} list",
+            "(delete|take) {i} off the {l} list",
+            "<pls> check off {i} on my {l} list",
+            "tick off {i} on the {l} list",
+            "(scratch|strike) {i} off the {l} list",
+            "{i} is done on my {l} list",
+            "i finished {i}, check it off my {l} list",
+        ),
+        i=lambda: _item(g),
+        l=lambda: _list_name(g),
+    )
 
 
 # ------------------------------------------------------------------------------ info
 def weather(g: _G) -> Result:
     place = g.choice(lx.WEATHER_PLACES)
     pf = lambda: g.word(g.surface(place), "name", name=place)  # noqa: E731
-    return _run(g, "HassGetWeather", (
-        "what's the weather [like] [today|right now|outside] ?", "how's the weather [today|outside] ?", "what is the weather [like] ?",
-        "weather <pls_end>", "tell me the weather", "what's the weather (like )?in {p} ?".replace("(like )?", "[like] "),
-        "how is the weather in {p} ?", "what's it like outside ?", "weather in {p}", "what's the weather doing ?",
-        "<pls> tell me the weather in {p}", "is it (raining|sunny|cloudy|snowing) [outside] ?", "what are the conditions outside ?",
-        "(current|today's) weather", "what's the {p} weather [like] ?", "how's it looking outside ?", "is it nice out ?",
-        "(give me|check) the weather [for {p}]", "what's the weather in {p} right now ?", "is it (cold|warm|hot) outside ?"),
-        p=pf)
+    return _run(
+        g,
+        "HassGetWeather",
+        (
+            "what's the weather [like] [today|right now|outside] ?",
+            "how's the weather [today|outside] ?",
+            "what is the weather [like] ?",
+            "weather <pls_end>",
+            "tell me the weather",
+            "what's the weather (like )?in {p} ?".replace("(like )?", "[like] "),
+            "how is the weather in {p} ?",
+            "what's it like outside ?",
+            "weather in {p}",
+            "what's the weather doing ?",
+            "<pls> tell me the weather in {p}",
+            "is it (raining|sunny|cloudy|snowing) [outside] ?",
+            "what are the conditions outside ?",
+            "(current|today's) weather",
+            "what's the {p} weather [like] ?",
+            "how's it looking outside ?",
+            "is it nice out ?",
+            "(give me|check) the weather [for {p}]",
+            "what's the weather in {p} right now ?",
+            "is it (cold|warm|hot) outside ?",
+        ),
+        p=pf,
+    )
 
 
 def current_time(g: _G) -> Result:
-    return _run(g, "HassGetCurrentTime", (
-        "what time is it [now|right now] ?", "what's the time ?", "tell me the time", "<pls> tell me the time",
-        "do you know what time it is ?", "time please", "what's the current time ?", "(got|have you got) the time ?",
-        "what time (do we have|have we got) ?", "current time", "what hour is it ?", "how late is it ?", "time check",
-        "(could|can) you tell me the time ?", "the time <pls_end>", "what time is it (here|at home) ?", "what's the time now ?"))
+    return _run(
+        g,
+        "HassGetCurrentTime",
+        (
+            "what time is it [now|right now] ?",
+            "what's the time ?",
+            "tell me the time",
+            "<pls> tell me the time",
+            "do you know what time it is ?",
+            "time please",
+            "what's the current time ?",
+            "(got|have you got) the time ?",
+            "what time (do we have|have we got) ?",
+            "current time",
+            "what hour is it ?",
+            "how late is it ?",
+            "time check",
+            "(could|can) you tell me the time ?",
+            "the time <pls_end>",
+            "what time is it (here|at home) ?",
+            "what's the time now ?",
+        ),
+    )
 
 
 def current_date(g: _G) -> Result:
-    return _run(g, "HassGetCurrentDate", (
-        "what's the date [today] ?", "what is today's date ?", "what day is it [today] ?", "tell me the date",
-        "<pls> tell me today's date", "what's today ?", "what date is it [today] ?", "which day is it today ?",
-        "(today's|current) date", "what day of the (week|month) is it ?", "do you know the date ?", "date please",
-        "what's the date today <pls_end>", "is it (monday|tuesday|friday) today ?", "(what|which) day are we ?"))
+    return _run(
+        g,
+        "HassGetCurrentDate",
+        (
+            "what's the date [today] ?",
+            "what is today's date ?",
+            "what day is it [today] ?",
+            "tell me the date",
+            "<pls> tell me today's date",
+            "what's today ?",
+            "what date is it [today] ?",
+            "which day is it today ?",
+            "(today's|current) date",
+            "what day of the (week|month) is it ?",
+            "do you know the date ?",
+            "date please",
+            "what's the date today <pls_end>",
+            "is it (monday|tuesday|friday) today ?",
+            "(what|which) day are we ?",
+        ),
+    )
 
 
 def broadcast(g: _G) -> Result:
     msg = g.choice(lx.BROADCAST_MESSAGES)
     m = lambda: g.word(msg, "message", message=msg)  # noqa: E731
-    return _run(g, "HassBroadcast", (
-        "broadcast [that] {m}", "announce [that] {m}", "<pls> announce {m}", "tell (everyone|the whole house|the house) [that] {m}",
-        "make an announcement {m}", "(shout|say) to (everyone|the house) [that] {m}", "broadcast {m} <pls_end>",
-        "let everyone know [that] {m}", "announce to the house {m}", "send a broadcast: {m}", "intercom {m}",
-        "announce on all speakers {m}"), m=m)
+    return _run(
+        g,
+        "HassBroadcast",
+        (
+            "broadcast [that] {m}",
+            "announce [that] {m}",
+            "<pls> announce {m}",
+            "tell (everyone|the whole house|the house) [that] {m}",
+            "make an announcement {m}",
+            "(shout|say) to (everyone|the house) [that] {m}",
+            "broadcast {m} <pls_end>",
+            "let everyone know [that] {m}",
+            "announce to the house {m}",
+            "send a broadcast: {m}",
+            "intercom {m}",
+            "announce on all speakers {m}",
+        ),
+        m=m,
+    )
 
 
 def nevermind(g: _G) -> Result:
-    return _run(g, "HassNevermind", (
-        "never mind", "nevermind", "forget it", "forget about it", "nothing", "never mind <pls_end>", "oops never mind",
-        "sorry, never mind", "ignore that", "ignore me", "scratch that", "that's all", "no thanks", "nah forget it",
-        "cancel that", "oh nothing", "disregard that", "my mistake, never mind", "stop listening", "wrong button",
-        "oh never mind then", "i changed my mind", "nothing, sorry", "leave it"))
+    return _run(
+        g,
+        "HassNevermind",
+        (
+            "never mind",
+            "nevermind",
+            "forget it",
+            "forget about it",
+            "nothing",
+            "never mind <pls_end>",
+            "oops never mind",
+            "sorry, never mind",
+            "ignore that",
+            "ignore me",
+            "scratch that",
+            "that's all",
+            "no thanks",
+            "nah forget it",
+            "cancel that",
+            "oh nothing",
+            "disregard that",
+            "my mistake, never mind",
+            "stop listening",
+            "wrong button",
+            "oh never mind then",
+            "i changed my mind",
+            "nothing, sorry",
+            "leave it",
+        ),
+    )
 
 
 MAKERS: dict[str, Callable[[_G], Result]] = {
-    "HassTurnOn": turn_on, "HassTurnOff": turn_off, "HassToggle": toggle, "HassGetState": get_state,
-    "HassLightSet": light_set, "HassSetPosition": set_position, "HassStopMoving": stop_moving,
-    "HassClimateSetTemperature": climate_set, "HassClimateGetTemperature": climate_get, "HassFanSetSpeed": fan_speed,
-    "HassVacuumStart": vacuum_start, "HassVacuumReturnToBase": vacuum_dock, "HassLawnMowerStartMowing": mower_start,
-    "HassLawnMowerDock": mower_dock, "HassMediaPause": media_pause, "HassMediaUnpause": media_unpause,
-    "HassMediaNext": media_next, "HassMediaPrevious": media_previous, "HassSetVolume": set_volume,
-    "HassSetVolumeRelative": volume_relative, "HassMediaPlayerMute": mute, "HassMediaPlayerUnmute": unmute,
-    "HassMediaSearchAndPlay": search_play, "HassStartTimer": start_timer, "HassCancelTimer": cancel_timer,
-    "HassCancelAllTimers": cancel_all_timers, "HassPauseTimer": pause_timer, "HassUnpauseTimer": unpause_timer,
-    "HassTimerStatus": timer_status, "HassIncreaseTimer": increase_timer, "HassDecreaseTimer": decrease_timer,
-    "HassListAddItem": list_add, "HassListCompleteItem": list_complete, "HassShoppingListAddItem": shopping_add,
-    "HassShoppingListCompleteItem": shopping_complete, "HassGetWeather": weather, "HassGetCurrentTime": current_time,
-    "HassGetCurrentDate": current_date, "HassBroadcast": broadcast, "HassNevermind": nevermind,
-    "EdgeLightSetRelative": light_relative, "EdgeClimateSetRelative": climate_relative,
+    "HassTurnOn": turn_on,
+    "HassTurnOff": turn_off,
+    "HassToggle": toggle,
+    "HassGetState": get_state,
+    "HassLightSet": light_set,
+    "HassSetPosition": set_position,
+    "HassStopMoving": stop_moving,
+    "HassClimateSetTemperature": climate_set,
+    "HassClimateGetTemperature": climate_get,
+    "HassFanSetSpeed": fan_speed,
+    "HassVacuumStart": vacuum_start,
+    "HassVacuumReturnToBase": vacuum_dock,
+    "HassLawnMowerStartMowing": mower_start,
+    "HassLawnMowerDock": mower_dock,
+    "HassMediaPause": media_pause,
+    "HassMediaUnpause": media_unpause,
+    "HassMediaNext": media_next,
+    "HassMediaPrevious": media_previous,
+    "HassSetVolume": set_volume,
+    "HassSetVolumeRelative": volume_relative,
+    "HassMediaPlayerMute": mute,
+    "HassMediaPlayerUnmute": unmute,
+    "HassMediaSearchAndPlay": search_play,
+    "HassStartTimer": start_timer,
+    "HassCancelTimer": cancel_timer,
+    "HassCancelAllTimers": cancel_all_timers,
+    "HassPauseTimer": pause_timer,
+    "HassUnpauseTimer": unpause_timer,
+    "HassTimerStatus": timer_status,
+    "HassIncreaseTimer": increase_timer,
+    "HassDecreaseTimer": decrease_timer,
+    "HassListAddItem": list_add,
+    "HassListCompleteItem": list_complete,
+    "HassShoppingListAddItem": shopping_add,
+    "HassShoppingListCompleteItem": shopping_complete,
+    "HassGetWeather": weather,
+    "HassGetCurrentTime": current_time,
+    "HassGetCurrentDate": current_date,
+    "HassBroadcast": broadcast,
+    "HassNevermind": nevermind,
+    "EdgeLightSetRelative": light_relative,
+    "EdgeClimateSetRelative": climate_relative,
 }
 
 # relative sampling weights: the broad, slot-heavy intents get more examples
 WEIGHTS: dict[str, float] = {
-    "HassTurnOn": 4.0, "HassTurnOff": 4.0, "HassGetState": 5.0, "HassLightSet": 3.0, "HassToggle": 0.8,
-    "HassSetPosition": 1.3, "HassStartTimer": 2.0, "HassMediaSearchAndPlay": 1.8, "HassClimateSetTemperature": 1.3,
-    "HassClimateGetTemperature": 1.2, "EdgeLightSetRelative": 1.5, "EdgeClimateSetRelative": 1.5,
-    "HassSetVolume": 1.2, "HassSetVolumeRelative": 1.3, "HassIncreaseTimer": 1.2, "HassDecreaseTimer": 1.2,
-    "HassTimerStatus": 1.2, "HassCancelTimer": 1.2, "HassNevermind": 0.6, "HassGetCurrentTime": 0.7,
-    "HassGetCurrentDate": 0.7, "HassBroadcast": 0.8,
+    "HassTurnOn": 4.0,
+    "HassTurnOff": 4.0,
+    "HassGetState": 5.0,
+    "HassLightSet": 3.0,
+    "HassToggle": 0.8,
+    "HassSetPosition": 1.3,
+    "HassStartTimer": 2.0,
+    "HassMediaSearchAndPlay": 1.8,
+    "HassClimateSetTemperature": 1.3,
+    "HassClimateGetTemperature": 1.2,
+    "EdgeLightSetRelative": 1.5,
+    "EdgeClimateSetRelative": 1.5,
+    "HassSetVolume": 1.2,
+    "HassSetVolumeRelative": 1.3,
+    "HassIncreaseTimer": 1.2,
+    "HassDecreaseTimer": 1.2,
+    "HassTimerStatus": 1.2,
+    "HassCancelTimer": 1.2,
+    "HassNevermind": 0.6,
+    "HassGetCurrentTime": 0.7,
+    "HassGetCurrentDate": 0.7,
+    "HassBroadcast": 0.8,
 }

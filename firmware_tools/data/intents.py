@@ -40,9 +40,11 @@ class IntentExample:
 
 
 # ------------------------------------------------------------------------------ numbers
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-         "fifteen sixteen seventeen eighteen nineteen").split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+]  # fmt: skip
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def number_words(n: int) -> str:
@@ -111,15 +113,47 @@ def _entity_name(rng: random.Random, noun: str, areas: list[str]) -> tuple[str, 
     return _invented(rng), area
 
 
-_SCENES = ("Movie Night", "Good Morning", "Good Night", "Party Mode", "Dinner Time", "Reading Mode",
-           "Romantic", "Focus Mode", "Bedtime", "Wake Up", "Relax", "Away Mode", "Welcome Home",
-           "Game Night", "Cleaning Mode", "Cozy Evening", "Sunrise", "Night Light", "Bright Mode",
-           "Energy Saver", "Guest Mode", "Holiday Lights", "Stealth Mode", "Morning Routine")
+_SCENES = (
+    "Movie Night",
+    "Good Morning",
+    "Good Night",
+    "Party Mode",
+    "Dinner Time",
+    "Reading Mode",
+    "Romantic",
+    "Focus Mode",
+    "Bedtime",
+    "Wake Up",
+    "Relax",
+    "Away Mode",
+    "Welcome Home",
+    "Game Night",
+    "Cleaning Mode",
+    "Cozy Evening",
+    "Sunrise",
+    "Night Light",
+    "Bright Mode",
+    "Energy Saver",
+    "Guest Mode",
+    "Holiday Lights",
+    "Stealth Mode",
+    "Morning Routine",
+)
 
 
 _DEVICE_WORDS = spoken_device_words()  # an entity called "Lights" would be ambiguous by design
-_ESSENTIAL_DOMAINS = ("light", "switch", "fan", "cover", "lock", "climate", "media_player", "vacuum", "lawn_mower",
-                      "valve")
+_ESSENTIAL_DOMAINS = (
+    "light",
+    "switch",
+    "fan",
+    "cover",
+    "lock",
+    "climate",
+    "media_player",
+    "vacuum",
+    "lawn_mower",
+    "valve",
+)
 
 
 def sample_home(seed: int) -> Home:
@@ -127,7 +161,9 @@ def sample_home(seed: int) -> Home:
     rng = random.Random(f"home-{seed}")
     areas = rng.sample(lx.AREAS, rng.randint(3, 12))
     for _ in range(rng.choice((0, 0, 1, 2))):
-        areas.append(rng.choice((f"{_invented(rng)} Room", f"{rng.choice(lx.PEOPLE)}'s Room", _invented(rng))))
+        areas.append(
+            rng.choice((f"{_invented(rng)} Room", f"{rng.choice(lx.PEOPLE)}'s Room", _invented(rng)))
+        )
     floors = rng.sample(lx.FLOORS, rng.randint(1, 4)) if rng.random() < 0.7 else []
     entities: list[Entity] = []
     names: set[str] = set()
@@ -270,10 +306,16 @@ def _finish(g: _G, intent: str | None, pieces: list[Piece], slots: dict[str, obj
         # the satellite's room: build_slots uses it only when no place or name was spoken,
         # and for state questions only when the text says "here"
         context_area = g.choice(g.home.areas)
-    if (intent in CONTEXT_INTENTS and context_area is not None and not ({"area", "floor", "name"} & set(slots))
-            and (is_here if intent == "HassGetState" else not is_global_request(text))):
+    if (
+        intent in CONTEXT_INTENTS
+        and context_area is not None
+        and not ({"area", "floor", "name"} & set(slots))
+        and (is_here if intent == "HassGetState" else not is_global_request(text))
+    ):
         slots["area"] = context_area
-    return IntentExample(text=text, intent=intent, spans=spans, slots=slots, context_area=context_area, home=g.home)
+    return IntentExample(
+        text=text, intent=intent, spans=spans, slots=slots, context_area=context_area, home=g.home
+    )
 
 
 IntentMaker = Callable[[_G], tuple[str | None, list[Piece], dict[str, object]]]
