@@ -27,6 +27,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,10 @@ def fixtures_to_home(fixtures: dict[str, Any]) -> dict[str, Any]:
     for ent in fixtures.get("entities") or []:
         domain = str(ent["id"]).split(".", 1)[0]
         if domain == "todo":
-            lists.append(ent["name"])
+            lists.append(re.sub(r"\[[^\]]*\]", "", str(ent["name"])))
             continue
-        item: dict[str, Any] = {"name": ent["name"], "domain": domain}
+        name = re.sub(r"\[[^\]]*\]", "", str(ent["name"]))  # HA template optionals: "Trader Joe[']s"
+        item: dict[str, Any] = {"name": name, "domain": domain}
         if ent.get("area") in area_names:
             item["area"] = area_names[ent["area"]]
         dc = (ent.get("attributes") or {}).get("device_class")

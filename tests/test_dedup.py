@@ -77,12 +77,13 @@ def test_completed_ids_survive_sigkill_and_unfinished_ones_are_retried(tmp_path:
     path = tmp_path / "d.db"
     script = textwrap.dedent(
         f"""
-        import os, signal
+        import os, signal, time
         from edge_agent.pipeline.dedup import Deduplicator
         d = Deduplicator({str(path)!r})
         for i in range(200):
             d.begin(f"m{{i}}")
             d.complete(f"m{{i}}")
+        time.sleep(0.3)  # several group-commit intervals (50 ms)
         d.begin("crashed-mid-processing")
         os.kill(os.getpid(), signal.SIGKILL)
         """

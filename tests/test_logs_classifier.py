@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from edge_agent.logs.classifier import HEADS, LineClassifier, trusted_heads
+from edge_agent.logs.classifier import HEADS, LineClassifier, severity_rank, trusted_heads
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle
 from edge_agent.runtime.model import Model
@@ -46,7 +46,12 @@ def test_parameter_changes_meaning_of_a_cached_template(model: Model) -> None:
     clf = LineClassifier(model, heads=HEADS)
     ok, bad = clf.classify(["pump-2 exited with code 0", "pump-2 exited with code 137"])
     assert clf.model_runs == 1
-    assert bad.anomaly and bad.score >= 0.7 and bad.score > ok.score
+    match = clf.miner.add("pump-2 exited with code 5")
+    (base,) = clf.template_labels([(match.template_id, match.template, "pump-2 exited with code 0")])
+    assert clf.model_runs == 1  # cached
+    assert (ok.severity, ok.score) == (base.severity, base.score)  # nothing in "code 0" to flag
+    assert bad.anomaly and bad.score >= max(0.7, base.score)
+    assert severity_rank(bad.severity) >= severity_rank("error")
 
 
 def test_source_level_wins_for_severity(model: Model) -> None:

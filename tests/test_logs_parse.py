@@ -150,3 +150,10 @@ def test_any_text_parses_and_masks(text: str) -> None:
 def test_any_bytes_give_a_line(raw: bytes) -> None:
     text, _ = decode_line(raw)
     assert isinstance(parse_line(text).message, str)
+
+
+def test_sentence_starting_with_a_level_word_is_message() -> None:
+    p = parse_line("Failure to open /dev/ttyUSB0")
+    assert p.message == "Failure to open /dev/ttyUSB0" and p.level is None
+    q = parse_line("ERROR: failed to open /dev/ttyUSB0")
+    assert q.message == "failed to open /dev/ttyUSB0" and q.level == "error"

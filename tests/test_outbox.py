@@ -354,3 +354,28 @@ def test_durable_publisher_passes_broker_refusals_through(tmp_path: Path) -> Non
     finally:
         link.close(timeout=1)  # type: ignore[attr-defined]
         broker.stop()
+
+
+def test_processes_sharing_a_new_state_dir_all_start(tmp_path: Path) -> None:
+    """Agents on one host sharing a state directory open the same new databases at once."""
+    script = textwrap.dedent(
+        f"""
+        from edge_agent.pipeline.dedup import Deduplicator
+        from edge_agent.store.outbox import Outbox
+        ob = Outbox({str(tmp_path / "o.db")!r})
+        d = Deduplicator({str(tmp_path / "d.db")!r})
+        for i in range(20):
+            ob.put("t", b"x", priority=0)
+            d.begin(f"k{{i}}-{{id(ob)}}")
+        print("ok")
+        """
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(6)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [err.decode()[-500:] for _, err in outs]
+    assert len(Outbox(tmp_path / "o.db")) == 120

@@ -129,3 +129,34 @@ def test_tokenizer_offsets_and_truncation(bundle) -> None:  # type: ignore[no-un
     assert long.truncated and long.length == 32
     bad = tok.encode("caf\udce9 ok")  # lone surrogate from undecodable input
     assert bad.length > 0
+
+
+def test_decode_spans_bio_rules() -> None:
+    from edge_agent.nlu.recognizer import decode_spans
+    from edge_agent.nlu.tokenizer import Encoded
+
+    tags = ["O", "B-name", "I-name", "B-area", "I-area"]
+    text = "turn on kitchen ceiling light in living room"
+    words = [(0, 4), (5, 7), (8, 15), (16, 23), (24, 29), (30, 32), (33, 39), (40, 44)]
+    seq = ["O", "O", "B-name", "I-name", "I-name", "O", "I-area", "I-area"]  # I- without B- starts a span
+    probs = np.zeros((len(words), len(tags)), np.float32)
+    for i, t in enumerate(seq):
+        probs[i, tags.index(t)] = 0.9
+    enc = Encoded(np.ones(len(words), np.int32), words, False)
+    spans = decode_spans(enc, probs, tags)
+    assert [(text[s.start : s.end], s.slot) for s in spans] == [
+        ("kitchen ceiling light", "name"),
+        ("living room", "area"),
+    ]
+    assert all(abs(s.confidence - 0.9) < 1e-6 for s in spans)
+
+
+def test_thresholds_reject_low_confidence(bundle) -> None:  # type: ignore[no-untyped-def]
+    model = Model(bundle)
+    rec = IntentRecognizer(model)
+    text = "turn on the kitchen lights"
+    assert rec.recognize([text])[0].intent == "HassTurnOn"
+    rec.thresholds[:] = 1.01  # nothing can be that sure: everything is rejected
+    result = rec.recognize([text])[0]
+    assert result.intent is None and result.slots == {}
+    assert rec.recognize([]) == []

@@ -276,3 +276,21 @@ def test_invoke_rows_splits_a_batch_without_reloading(bundle: Bundle, backend: B
     assert ex.stats.invokes == 3 * len(graph)  # rows 2 + 2 + 1 per segment
     want = whole.run("intents", {"ids": ids})["intent_logits"]
     np.testing.assert_allclose(np.concatenate([o["intent_logits"] for o in outs]), want, atol=1e-5)
+
+
+def test_fully_cached_agrees_with_fincore(bundle: Bundle) -> None:
+    import os
+
+    from edge_agent.runtime.segments import fully_cached
+
+    path = bundle.path / bundle.segments()["block_01"].file
+    path.read_bytes()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert fully_cached(fd, os.fstat(fd).st_size)
+        gc.collect()
+        evict_from_page_cache(path)
+        assert _cached_pages(path) == 0
+        assert not fully_cached(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)

@@ -279,3 +279,25 @@ def test_without_a_home_everything_is_raw_but_normalized() -> None:
 def test_out_of_range_spans_do_not_crash(bad: Span) -> None:
     got = build_slots("turn on the lights", "HassTurnOn", [bad], HOME, None)
     assert all(isinstance(k, str) for k in got)
+
+
+def test_timer_duration_roles_follow_the_intent() -> None:
+    # a new timer has only a length, even when the tagger called it the identifying duration
+    got = values(
+        "1 hour and 15 minute timer",
+        "HassStartTimer",
+        ("1 hour and", "duration"),
+        ("15 minute", "start_duration"),
+    )
+    assert got == {"hours": 1, "minutes": 15}
+    got = values("pause the 5 minute timer", "HassPauseTimer", ("5 minute", "duration"))
+    assert got == {"start_minutes": 5}
+    got = values("add 5 minutes to my timer", "HassIncreaseTimer", ("5 minutes", "start_duration"))
+    assert got == {"minutes": 5}
+
+
+def test_timer_name_that_is_a_room_is_the_area() -> None:
+    assert values("cancel the kitchen timer", "HassCancelTimer", ("kitchen", "timer_name")) == {
+        "area": "Kitchen"
+    }
+    assert values("cancel the pizza timer", "HassCancelTimer", ("pizza", "timer_name")) == {"name": "pizza"}

@@ -46,8 +46,9 @@ def register(sub: Any) -> None:
 def _common(parser: argparse.ArgumentParser, *, trust: bool) -> None:
     parser.add_argument(
         "--state-dir",
-        default=os.environ.get("EDGE_AGENT_STATE_DIR", DEFAULT_STATE_DIR),
-        help=f"agent state directory (default $EDGE_AGENT_STATE_DIR or {DEFAULT_STATE_DIR})",
+        default=_default_state_dir(),
+        help="the agent's reliability.state_dir (default $EDGE_AGENT_STATE_DIR, $STATE_DIRECTORY, "
+        f"else {DEFAULT_STATE_DIR})",
     )
     if trust:
         parser.add_argument(
@@ -60,6 +61,12 @@ def _common(parser: argparse.ArgumentParser, *, trust: bool) -> None:
             action="store_true",
             help="install without a trust store (development only; refused otherwise)",
         )
+
+
+def _default_state_dir() -> str:
+    env = os.environ
+    systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
+    return env.get("EDGE_AGENT_STATE_DIR") or systemd or DEFAULT_STATE_DIR
 
 
 def _installer(args: argparse.Namespace) -> BundleInstaller:

@@ -26,7 +26,7 @@ _RANK = {name: i for i, name in enumerate(SEVERITIES)}
 _MAX_MODEL_CHARS = 400
 _BATCH = 32
 _CALM_LEVELS = frozenset({"debug", "info", "notice"})
-_CALM_FACTOR = 0.6
+_CALM_FACTOR = 0.5
 _EMPTY = LogLabel(severity="info", category="other", anomaly=False, score=0.0)
 
 

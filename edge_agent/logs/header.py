@@ -116,6 +116,12 @@ def _level_of(tok: str, allow_letter: bool) -> str | None:
     return None
 
 
+def _marked_level(tok: str) -> bool:
+    """A level word opening a line counts when it is marked as one (``ERROR``, ``[warn]``,
+    ``info:``), not when it is the first word of a sentence (``Failure to open ...``)."""
+    return tok.isupper() or tok[0] in "[<(" or tok.endswith(":")
+
+
 def _is_time(tok: str) -> bool:
     t = tok.strip("[]()<>,")
     if _DATEISH.match(t):
@@ -149,9 +155,10 @@ def split_header(line: str) -> HeaderSplit:
     while k < n:
         t = texts[k]
         level = _level_of(t, allow_letter=numeric_seen and k >= 2)
-        if level is not None:
+        if level is not None and (k or _marked_level(t)):
             k += 1
             break
+        level = None
         is_time = _is_time(t)
         if is_time:
             has_time = numeric_seen = True

@@ -12,6 +12,7 @@ The spoken-word tables here are the single source for the training-data generato
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 
@@ -139,8 +140,8 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     ),
     "battery": (
         ("battery sensor", "battery", "batteries"),
-        ("low", "running low", "almost empty"),
-        ("fine", "normal", "ok"),
+        ("low", "running low", "almost empty", "dead"),
+        ("fine", "normal", "ok", "charged", "full"),
     ),
     "battery_charging": (
         ("charger", "charging sensor"),
@@ -262,6 +263,22 @@ SENSOR_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "volatile_organic_compounds": (("voc", "voc level", "organic compounds"), ("VOC Sensor",)),
     "ozone": (("ozone", "ozone level"), ("Ozone Sensor",)),
     "irradiance": (("irradiance", "solar irradiance"), ("Pyranometer", "Solar Sensor")),
+    "apparent_power": (("apparent power", "volt amperes"), ("Apparent Power", "Load")),
+    "reactive_power": (("reactive power",), ("Reactive Power", "Inverter")),
+    "power_factor": (("power factor",), ("Power Factor", "Grid Meter")),
+    "energy_storage": (("stored energy", "energy stored", "energy storage"), ("Home Battery", "Powerwall")),
+    "carbon_monoxide": (("carbon monoxide level", "co level"), ("CO Monitor",)),
+    "nitrogen_dioxide": (("nitrogen dioxide", "no2"), ("NO2 Sensor",)),
+    "nitrogen_monoxide": (("nitrogen monoxide", "nitric oxide"), ("NO Sensor",)),
+    "nitrous_oxide": (("nitrous oxide", "n2o"), ("N2O Sensor",)),
+    "sulphur_dioxide": (("sulphur dioxide", "sulfur dioxide", "so2"), ("SO2 Sensor",)),
+    "pm1": (("pm1", "pm 1"), ("PM1 Sensor",)),
+    "pm10": (("pm10", "pm 10", "coarse dust"), ("PM10 Sensor",)),
+    "precipitation_intensity": (("rain rate", "rainfall rate", "precipitation intensity"), ("Rain Rate",)),
+    "volume": (("volume of water", "tank volume", "fill volume"), ("Tank", "Water Tank")),
+    "volume_storage": (("stored volume", "volume stored", "tank level"), ("Buffer Tank", "Cistern")),
+    "date": (("date",), ("Next Birthday", "Next Holiday")),
+    "timestamp": (("last seen", "last changed", "time of"), ("Last Motion", "Last Seen")),
 }
 
 MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
@@ -318,8 +335,7 @@ _TIMER_INTENTS = frozenset(
 _HERE = re.compile(r"\b(here|this room|this space|where i am|around me|the room)\b", re.IGNORECASE)
 _GLOBAL = re.compile(
     r"\b(everywhere|whole house|entire house|throughout the house|all over the house|every room|"
-    r"around the house|in the house|at home|anywhere|all|every|each|any|entire home|whole home|"
-    r"across the home)\b",
+    r"around the house|in the house|at home|anywhere|entire home|whole home|across the home|all over)\b",
     re.IGNORECASE,
 )
 
@@ -478,9 +494,41 @@ def _group(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]
     return groups
 
 
-def _merged(items: list[tuple[Span, str]]) -> tuple[Span, str]:
+_JOINERS = re.compile(r"^[\s,]*(?:and|plus)?[\s,]*$", re.IGNORECASE)
+
+
+def _timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -> list[Span]:
+    """Timer intents fix the role of a duration: a new timer only has a length ("duration"); cancel,
+    pause, resume and status only identify one ("start_duration"); add/remove have both (the first
+    one spoken without "timer" after it is the amount). A timer "name" that is a room is its area."""
+    out: list[Span] = []
+    for sp in spans:
+        slot = sp.slot
+        if slot in ("duration", "start_duration"):
+            if intent == "HassStartTimer":
+                slot = "duration"
+            elif intent not in ("HassIncreaseTimer", "HassDecreaseTimer"):
+                slot = "start_duration"
+        elif slot == "timer_name" and home is not None:
+            raw = text[max(0, sp.start) : sp.end]
+            if home.resolve_area(raw, fuzzy=False) is not None:
+                slot = "area"
+        out.append(Span(sp.start, sp.end, slot, sp.confidence))
+    if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and not any(sp.slot == "duration" for sp in out):
+        for i, sp in enumerate(out):
+            if sp.slot == "start_duration" and not text[sp.end :].lstrip().lower().startswith("timer"):
+                out[i] = Span(sp.start, sp.end, "duration", sp.confidence)
+                break
+    return out
+
+
+def _merged(text: str, items: list[tuple[Span, str]]) -> tuple[Span, str]:
+    """Pieces of one slot read together: the text between them when only "and"/commas separate them."""
     first, last = items[0][0], items[-1][0]
     conf = min(s.confidence for s, _ in items)
+    gaps = [text[a[0].end : b[0].start] for a, b in itertools.pairwise(items)]
+    if all(_JOINERS.match(gap) for gap in gaps):
+        return Span(first.start, last.end, first.slot, conf), text[first.start : last.end].strip()
     return Span(first.start, last.end, first.slot, conf), " ".join(raw for _, raw in items)
 
 
@@ -494,11 +542,13 @@ def build_slots(
     """Final slots for one recognized utterance (see module docstring)."""
     if home is not None:
         spans = _repair_names(text, intent, list(spans), home)
+    if intent in _TIMER_INTENTS:
+        spans = _timer_spans(text, intent, list(spans), home)
     groups = _group(text, spans)
     out = _Out()
     _places(out, groups, home)
     _things(out, groups, intent, home)
-    _values(out, groups)
+    _values(out, text, groups)
     _names(out, groups, intent, home)
     if intent in ("HassTurnOn", "HassTurnOff") and "name" not in out.slots:
         domain = out.slots.get("domain")
@@ -640,7 +690,7 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
         out.put("domain", domain if domain is not None else _key(raw), span, raw)
 
 
-def _values(out: _Out, groups: dict[str, list[tuple[Span, str]]]) -> None:
+def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> None:
     simple: dict[str, Callable[[str], object]] = {
         "brightness": nz.parse_brightness,
         "position": nz.parse_percentage,
@@ -655,12 +705,12 @@ def _values(out: _Out, groups: dict[str, list[tuple[Span, str]]]) -> None:
             out.put(slot, value if value is not None else raw, span, raw)
     for slot in ("brightness_step", "temperature_step", "volume_step"):
         if slot in groups:
-            span, raw = _merged(groups[slot])
+            span, raw = _merged(text, groups[slot])
             step = nz.parse_step(raw)
             out.put(slot, step if step is not None else raw, span, raw)
     for slot, prefix in (("duration", ""), ("start_duration", "start_")):
         if slot in groups:
-            span, raw = _merged(groups[slot])
+            span, raw = _merged(text, groups[slot])
             parts = nz.parse_duration(raw)
             if parts is None:
                 out.put(slot, raw, span, raw)

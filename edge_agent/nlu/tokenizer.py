@@ -53,10 +53,23 @@ class Tokenizer:
         self.vocab_size = int(self._sp.GetPieceSize())
 
     def encode(self, text: str) -> Encoded:
+        return self._encode(text, None)
+
+    def encode_sampled(self, text: str, alpha: float) -> Encoded:
+        """A randomly sampled segmentation (subword regularization); build-time augmentation
+        that shows the model how unseen words split, with the same offsets and window."""
+        return self._encode(text, alpha)
+
+    def _encode(self, text: str, alpha: float | None) -> Encoded:
         cap = self.max_len * _CHARS_PER_TOKEN_CAP
         cut = len(text) > cap
         src = _encodable(text[:cap] if cut else text)
-        proto = self._sp.encode(src, return_type="proto")
+        if alpha is None:
+            proto = self._sp.encode(src, return_type="proto")
+        else:
+            proto = self._sp.encode(
+                src, return_type="proto", enable_sampling=True, alpha=alpha, nbest_size=-1
+            )
         pieces = [p for p in proto.pieces if p.id != PAD_ID]
         truncated = cut or len(pieces) > self.max_len
         pieces = pieces[: self.max_len]

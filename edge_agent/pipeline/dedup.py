@@ -10,7 +10,10 @@ carries the same id and must produce its result once. The life of an id::
 
 An id is marked done only once its result is safe, so a crash between ``begin`` and
 ``complete`` lets the redelivered copy be processed rather than lost. Ids are kept in SQLite
-(WAL) for ``window_s`` and at most ``max_ids`` of them (oldest pruned first).
+(WAL) for ``window_s`` and at most ``max_ids`` of them (oldest pruned first). Completions are
+written in group commits every ``commit_interval_s`` (50 ms): a process killed in that interval
+forgets those ids, which only matters for an input whose acknowledgement was lost as well; its
+redelivered copy is then answered again, with the same id.
 
 Inputs without an id are keyed by a hash of topic and payload. Such a key is always recorded,
 but only *checked* when the broker marks the delivery as a redelivery (the MQTT DUP flag): two
@@ -35,6 +38,8 @@ from pathlib import Path
 
 import orjson
 
+from edge_agent.store.outbox import open_sqlite
+
 __all__ = ["Deduplicator", "InputKey", "RateLimiter", "Verdict", "dedup_key", "input_key", "message_id"]
 
 _SCHEMA = """
@@ -43,6 +48,7 @@ CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup_seen (at);
 """
 _MAX_KEY = 512
 _MAX_ID = 256
+_GROUP_MAX = 512  # ids per group commit at most
 _PRUNE_EVERY = 1000
 
 
@@ -100,25 +106,27 @@ class Deduplicator:
         *,
         window_s: float = 24 * 3600.0,
         max_ids: int = 500_000,
+        commit_interval_s: float = 0.05,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if window_s <= 0 or max_ids <= 0:
-            raise ValueError("window_s and max_ids must be positive")
+        if window_s <= 0 or max_ids <= 0 or commit_interval_s < 0:
+            raise ValueError("window_s and max_ids must be positive, commit_interval_s >= 0")
         self.window_s, self.max_ids = window_s, max_ids
+        self.commit_interval_s = commit_interval_s
         self._clock = clock
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
+        self._pending: dict[str, float] = {}  # completed, written at the next group commit
         self._unsaved: OrderedDict[str, float] = OrderedDict()  # completions the disk refused
+        self._stop = threading.Event()
+        self._committer: threading.Thread | None = None
         self._since_prune = 0
         self.duplicates = 0
         self.persist_errors = 0
         target = ":memory:" if path is None else str(path)
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL+NORMAL survives a killed process
-        self._db.executescript(_SCHEMA)
+        self._db = open_sqlite(target, "NORMAL", _SCHEMA)  # WAL+NORMAL survives a killed process
         self.prune()
 
     def begin(self, key: str, *, check: bool = True) -> Verdict:
@@ -141,25 +149,54 @@ class Deduplicator:
             return Verdict.NEW
 
     def complete(self, key: str) -> None:
-        """The result of ``key`` is published or in the outbox: remember the id (durably)."""
+        """The result of ``key`` is published or in the outbox: remember the id.
+
+        It counts as done at once; it reaches the disk with the next group commit (at most
+        ``commit_interval_s`` later, or immediately when that is 0), one transaction for many ids.
+        """
         key = _check_key(key)
         with self._lock:
-            now = self._clock()
-            try:
-                self._db.execute(
-                    "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
-                    " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
-                    (key, now),
-                )
-            except sqlite3.OperationalError:  # disk full or read-only: still dedup in this process
-                self.persist_errors += 1
-                self._unsaved[key] = now
-                while len(self._unsaved) > self.max_ids:
-                    self._unsaved.popitem(last=False)
+            self._pending[key] = self._clock()
             self._in_flight.discard(key)
-            self._since_prune += 1
-            if self._since_prune >= _PRUNE_EVERY:
-                self._prune_locked()
+            if self.commit_interval_s == 0 or len(self._pending) >= _GROUP_MAX:
+                self._commit_locked()
+            elif self._committer is None:
+                self._committer = threading.Thread(target=self._commit_loop, name="dedup-commit", daemon=True)
+                self._committer.start()
+
+    def flush(self) -> None:
+        """Write completed ids now (also done by :meth:`close`)."""
+        with self._lock:
+            self._commit_locked()
+
+    def _commit_loop(self) -> None:
+        while not self._stop.wait(self.commit_interval_s):
+            with self._lock:
+                if self._pending:
+                    self._commit_locked()
+
+    def _commit_locked(self) -> None:
+        if not self._pending:
+            return
+        rows, self._pending = list(self._pending.items()), {}
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
+                rows,
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError:  # disk full or read-only: still dedup in this process
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            self.persist_errors += 1
+            self._unsaved.update(rows)
+            while len(self._unsaved) > self.max_ids:
+                self._unsaved.popitem(last=False)
+        self._since_prune += len(rows)
+        if self._since_prune >= _PRUNE_EVERY:
+            self._prune_locked()
 
     def abandon(self, key: str) -> None:
         """Processing of ``key`` ended without a safe result; a later copy will be processed."""
@@ -174,6 +211,9 @@ class Deduplicator:
 
     def _done_at(self, key: str) -> float:
         """When ``key`` was completed, or -inf. Caller holds the lock."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending
         row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
         if row is not None:
             return float(row[0])
@@ -182,10 +222,12 @@ class Deduplicator:
     def prune(self) -> int:
         """Forget ids older than the window, then the oldest beyond ``max_ids``. Returns rows removed."""
         with self._lock:
+            self._commit_locked()
             return self._prune_locked()
 
     def __len__(self) -> int:
         with self._lock:
+            self._commit_locked()
             return int(self._db.execute("SELECT COUNT(*) FROM dedup_seen").fetchone()[0])
 
     @property
@@ -193,7 +235,11 @@ class Deduplicator:
         return len(self._in_flight)
 
     def close(self) -> None:
+        self._stop.set()
+        if self._committer is not None:
+            self._committer.join(5)
         with self._lock:
+            self._commit_locked()
             self._db.close()
 
     def _prune_locked(self) -> int:

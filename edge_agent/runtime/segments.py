@@ -69,6 +69,48 @@ def _load_malloc_trim() -> Callable[[int], int] | None:
 _MALLOC_TRIM = _load_malloc_trim()
 
 
+class _Libc:
+    """mmap / mincore / munmap through ctypes, to ask which pages of a file are cached."""
+
+    def __init__(self) -> None:
+        self.lib: Any = None
+        with contextlib.suppress(OSError, AttributeError):
+            lib = ctypes.CDLL("libc.so.6", use_errno=True)
+            lib.mmap.restype = ctypes.c_void_p
+            lib.mmap.argtypes = [
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_long,
+            ]
+            lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+            self.lib = lib
+
+
+_LIBC = _Libc()
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def fully_cached(fd: int, size: int) -> bool:
+    """True when every page of the open file ``fd`` is in the page cache (False if unknown)."""
+    lib = _LIBC.lib
+    if lib is None or size == 0:
+        return False
+    addr = lib.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        return False
+    try:
+        vec = (ctypes.c_ubyte * ((size + _PAGE - 1) // _PAGE))()
+        if lib.mincore(addr, size, vec) != 0:
+            return False
+        return all(b & 1 for b in bytes(vec))
+    finally:
+        lib.munmap(addr, size)
+
+
 def evict_from_page_cache(path: Path) -> None:
     """Ask the kernel to drop ``path``'s clean pages from the page cache."""
     fd = os.open(path, os.O_RDONLY)
@@ -131,9 +173,9 @@ class ExecutorStats:
 
 
 class _Prefetcher:
-    """Reader thread: POSIX_FADV_WILLNEED on segment files ahead of their use, then a sequential
-    read through a small buffer so the pages are in the page cache (not in our RSS) by the time
-    the interpreter maps them."""
+    """Reader thread: POSIX_FADV_WILLNEED on segment files ahead of their use, then (unless the
+    file is already fully cached) a sequential read through a small buffer, so the pages are in
+    the page cache (not in our RSS) by the time the interpreter maps them."""
 
     _CHUNK = 1 << 20
 
@@ -161,6 +203,8 @@ class _Prefetcher:
         fd = os.open(path, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            if fully_cached(fd, os.fstat(fd).st_size):
+                return  # nothing to read: skip copying a cached file through the buffer
             offset = 0
             while n := os.preadv(fd, [buf], offset):
                 offset += n

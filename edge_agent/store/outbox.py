@@ -39,6 +39,7 @@ __all__ = [
     "OutboxItem",
     "OutboxStats",
     "default_priority",
+    "open_sqlite",
 ]
 
 PRIORITY_INTENT = 0
@@ -61,6 +62,30 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE INDEX IF NOT EXISTS outbox_order ON outbox (priority, id);
 CREATE TABLE IF NOT EXISTS outbox_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+
+
+def open_sqlite(
+    path: str | Path, synchronous: str, schema: str, *, wait_s: float = 30.0
+) -> sqlite3.Connection:
+    """A WAL-mode connection usable from several threads, with ``schema`` applied.
+
+    Several processes may open the same file at once (agents sharing a state directory); switching
+    a new database to WAL needs a moment of exclusive access, so "database is locked" is retried
+    for up to ``wait_s`` seconds instead of failing the start.
+    """
+    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=wait_s)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={synchronous}")
+            db.executescript(schema)
+            return db
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                db.close()
+                raise
+            time.sleep(0.05)
 
 
 class OutboxFull(EdgeAgentError):
@@ -128,10 +153,7 @@ class Outbox:
         self.max_bytes, self.max_rows, self.ttl_s = max_bytes, max_rows, ttl_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.executescript(_SCHEMA)
+        self._db = open_sqlite(self.path, synchronous, _SCHEMA)
         row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM outbox").fetchone()
         self._rows, self._bytes = int(row[0]), int(row[1])
 

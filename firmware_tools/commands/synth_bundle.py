@@ -193,14 +193,14 @@ def _convert_segment(
     }
 
 
-def _sample_input(kind: str, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
+def _sample_input(kind: str, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray[Any, Any]:
     if kind == "embed":
         return rng.integers(0, spec.vocab, size=(1, spec.max_len), dtype=np.int32)
     return rng.standard_normal((1, spec.max_len, spec.dim)).astype(np.float32)
 
 
 def _port_specs(
-    flat: bytes, model: Any, sample: np.ndarray, names: list[str]
+    flat: bytes, model: Any, sample: np.ndarray[Any, Any], names: list[str]
 ) -> tuple[str, list[dict[str, Any]]]:
     """The input tensor's name and the output ports, named by matching them to the Keras outputs."""
     import tensorflow as tf

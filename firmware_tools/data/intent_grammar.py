@@ -126,11 +126,18 @@ def _parse_seq(tokens: list[str], i: int, stop: str) -> tuple[tuple[object, ...]
                     break
                 i += 1
             seq.append(_Alt(tuple(options)))
-        elif tok == "[":
-            body, i = _parse_seq(tokens, i + 1, "]")
-            if i >= len(tokens):
-                raise TemplateError("unclosed [")
-            seq.append(_Opt(body))
+        elif tok == "[":  # [a|b] = optional choice
+            choices: list[tuple[object, ...]] = []
+            i += 1
+            while True:
+                body, i = _parse_seq(tokens, i, "|]")
+                choices.append(body)
+                if i >= len(tokens):
+                    raise TemplateError("unclosed [")
+                if tokens[i] == "]":
+                    break
+                i += 1
+            seq.append(_Opt(choices[0] if len(choices) == 1 else (_Alt(tuple(choices)),)))
         elif tok.startswith("{") and tok.endswith("}"):
             seq.append(_Slot(tok[1:-1]))
         elif tok.startswith("<") and tok.endswith(">") and tok[1:-1] in RULES:

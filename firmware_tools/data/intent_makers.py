@@ -59,8 +59,17 @@ def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> F
             "<all> the {d} in the {a}",
         )
         if area_alone:
-            t = (*t, "[the] {a}", "[the] {a}", "everything in the {a}")
-        return g.sub(g.choice(t), a=g.area, d=dom)
+            t = (
+                *t,
+                "[the] {a}",
+                "[the] {a}",
+                "[the] {a}",
+                "the {a}",
+                "{a}",
+                "everything in the {a}",
+                "the {f}",
+            )
+        return g.sub(g.choice(t), a=g.area, d=dom, f=g.floor)
     if r < 0.6:
         return g.sub(
             g.choice(
@@ -227,15 +236,17 @@ _SCENE = (
     "put on {t}",
 )
 _INDIRECT_ON = (
-    "i can't see (anything|a thing) {h}",
-    "it's pitch black {h}",
-    "i need some light {h}",
-    "give me some light {h}",
+    "i can't see (anything|a thing) {h}, {d} (on|please)",
+    "it's pitch black {h}, [turn on the] {d}",
+    "i need some {l} {h}",
+    "give me some {l} {h}",
     "(we|i) need the {d} on {h}",
-    "could use some light {h}",
-    "it's pitch dark in the {a}",
-    "(i can't|can't) see in the {a}",
+    "could use some {l} {h}",
+    "it's pitch dark in the {a}, {d} please",
+    "(i can't|can't) see in the {a}, (put|turn) the {d} on",
     "too dark to read {h} turn on the {d}",
+    "(let there be|some) {l} {h}",
+    "{l} please",
 )
 _INDIRECT_OFF = (
     "i'm (leaving|done in) the {a}, (kill|cut) the {d}",
@@ -316,6 +327,20 @@ def _onoff(g: _G, on: bool) -> Result:
                 a=g.area,
             ),
         )
+    if g.rng.random() < 0.15:  # a whole room: "turn off everything in the kitchen"
+        room_on = (
+            "(turn|switch) on [everything in] the {a}",
+            "{a} on",
+            "power up the {a}",
+            "turn everything on in the {a}",
+        )
+        room_off = (
+            "(turn|switch) off [everything in] the {a}",
+            "{a} off",
+            "shut down the {a}",
+            "power down the {a}",
+        )
+        return _run(g, intent, room_on if on else room_off, a=g.area)
     if on and g.rng.random() < 0.3:  # the verb itself names the lights: "light up the kitchen"
         il = lambda: g.word(g.choice(("illuminate", "light up")), "domain", domain="light")  # noqa: E731
         lt = lambda: g.word("light", "domain", domain="light")  # noqa: E731
@@ -344,7 +369,8 @@ def _onoff(g: _G, on: bool) -> Result:
         _INDIRECT_ON if on else _INDIRECT_OFF,
         d=_dom(g, "light"),
         a=g.area,
-        h=lambda: g.sub("<here>", x=_marker(_HERE)) if False else Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        l=lambda: g.word("light", "domain", domain="light"),
     )
 
 
@@ -398,6 +424,13 @@ def get_state(g: _G) -> Result:
             "what's [the] {n} reading ?",
             "how much {c} (is|does) [the] {n} (showing|report) ?",
             "<what_is> the value of [the] {n} ?",
+            "what's {n} at ?",
+            "{n} (value|reading|level) ?",
+            "(current|latest) {n} ?",
+            "how much is [the] {n} [showing] ?",
+            "<what_is> {n} ?",
+            "<what_is> the {n} (right now|now|today|at the moment) ?",
+            "<what_is> the (current|latest) value of [the] {n} ?",
             "<what_is> the current {c} (on|of|from) [the] {n} ?",
             "(tell me|give me) the {c} (from|of) [the] {n}",
             "(check|read) [the] {n} [for me]",
@@ -450,6 +483,8 @@ def get_state(g: _G) -> Result:
             "is [the] {n} currently {s} ?",
             "can you check whether [the] {n} is {s} ?",
             "(was|is) [the] {n} left {s} ?",
+            "did (i|we|someone|anyone) leave [the] {n} {s} ?",
+            "(have|has) [the] {n} been {s} ?",
             "what's the (state|status) of [the] {n} ?",
             "(is|are) [the] {n} (on|off|open|closed) ?",
             "is [the] {n} in the {a} {s} ?",
@@ -1318,6 +1353,8 @@ def media_pause(g: _G) -> Result:
             "pause that",
             "hit pause {p}",
             "(stop|halt) the (music|playback|movie) for a second {p}",
+            "stop the (music|song|movie|show|playback|podcast) {p}",
+            "stop playing {p}",
             "pause the {a} (speaker|tv|media player)",
             "(can|could) you pause (this|it|the music) {p} ?",
             "pause playback {p} <pls_end>",
@@ -1609,6 +1646,11 @@ def _query(g: _G) -> str:
     if r > 0.85:
         return g.choice(
             (
+                "music",
+                "some music",
+                "the radio",
+                "my playlist",
+                "something relaxing",
                 "jazz",
                 "classical music",
                 "lofi beats",
@@ -1762,7 +1804,8 @@ def _dur_fill(g: _G, slot: str, adjective: bool) -> Fill:
 
 
 def _tname(g: _G) -> Fill:
-    name = g.choice(lx.TIMER_NAMES)
+    rooms = {a.lower() for a in g.home.areas}  # a timer called like a room would read as the room
+    name = g.choice([t for t in lx.TIMER_NAMES if t not in rooms])
     return g.word(name, "timer_name", name=name)
 
 
@@ -2124,6 +2167,8 @@ def list_complete(g: _G) -> Result:
             "mark {i} as (done|complete|finished) on [my|the] {l} list",
             "complete {i} on [my|the] {l} list",
             "remove {i} from [my|the] {l} list",
+            "(remove|delete|erase) {i} (on|in|off) [my|the] {l} list",
+            "check {i} off from [my|the] {l} list",
             "(delete|take) {i} off the {l} list",
             "<pls> check off {i} on my {l} list",
             "tick off {i} on the {l} list",

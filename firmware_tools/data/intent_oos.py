@@ -339,6 +339,21 @@ _CONTAINER = (
     "continent",
 )
 
+_TITLES = (
+    "the golden river",
+    "midnight city",
+    "blue harbor",
+    "the last summer",
+    "electric dreams",
+    "paper moon",
+    "northern lights",
+    "the silver road",
+    "wild ocean",
+    "lost in the garden",
+    "velvet morning",
+    "stone echo",
+)
+
 _TEMPLATES: tuple[str, ...] = (
     # general knowledge
     "who (invented|discovered|came up with) {thing} ?",
@@ -559,6 +574,26 @@ _TEMPLATES: tuple[str, ...] = (
     "(i|we) need (new|more) {device}s [for the {room}]",
     "{person} (is|was) (in|at) the {room} (earlier|yesterday|all day)",
     "what's the (best|cheapest) way to (heat|cool|light) a {room} ?",
+    # near-misses for lists, media and timers: nothing to add, play or start
+    "what's on my (shopping list|to do list|list|{lst} list) ?",
+    "read (me )?my {lst} list".replace("(me )?", "[me] "),
+    "how many (things|items) are on my (shopping list|{lst} list) ?",
+    "(share|email|print) my (shopping list|{lst} list)",
+    "(who sings|who wrote|who produced) (this song|{title}) ?",
+    "what (song|album|show|movie) is (this|playing) ?",
+    "when (did|was) {title} (come out|released) ?",
+    "is {title} a good (movie|album|show|book) ?",
+    "how long is (the movie|the album|the show) {title} ?",
+    "(rate|review) {title} [for me]",
+    "how long (does|should) (it take to|i) (bake|roast|boil|steep) (a|the) {dish} ?",
+    "what time (is|was) (the game|the meeting|my flight|the party|dinner) ?",
+    "(when|what time) does {poi} open ?",
+    "i (love|hate|liked) (that|this) (song|movie|show|album)",
+    "(add|save) this song to my (favorites|library)",
+    "what are the symptoms of (the flu|a cold|allergies|covid) ?",
+    "(book|make) a (doctor's|dentist|vet) appointment",
+    "how (old|tall|rich) is {person} ?",
+    "(is|was) {person} (married|famous|at work) ?",
     # fragments / noise
     "{word}",
     "{word} {word2}",
@@ -637,6 +672,8 @@ def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
         "device": lambda: word(_DEVICE),
         "brand": lambda: word(_BRAND),
         "brand2": lambda: word(_BRAND),
+        "lst": lambda: word(tuple(x.lower() for x in lx.LIST_NAMES)),
+        "title": lambda: word(_TITLES),
         "plural": lambda: word(_PLURAL),
         "container": lambda: word(_CONTAINER),
         "room": lambda: word(_ROOM),

@@ -1015,17 +1015,276 @@ def _pick_event(r: random.Random) -> Event:
     return r.choice(pool)
 
 
+# ---- procedural lines: unknown components doing routine work, or failing. Real systems log
+# mostly routine lines full of identifiers the model has never seen; those must read as normal,
+# and a failure must be recognized from its wording, not from a memorized template.
+_SYLLABLES = (
+    "blo",
+    "ck",
+    "man",
+    "ager",
+    "task",
+    "sched",
+    "ul",
+    "stor",
+    "age",
+    "work",
+    "pool",
+    "sess",
+    "ion",
+    "cache",
+    "node",
+    "map",
+    "red",
+    "uce",
+    "shuf",
+    "fle",
+    "exec",
+    "utor",
+    "disp",
+    "atch",
+    "reg",
+    "try",
+    "con",
+    "tain",
+    "res",
+    "our",
+    "track",
+    "data",
+    "stream",
+    "sink",
+    "que",
+    "ue",
+    "lea",
+    "se",
+    "snap",
+    "shot",
+    "bal",
+    "ancer",
+    "quo",
+    "rum",
+    "peer",
+    "sync",
+    "agent",
+    "mon",
+    "itor",
+)
+_OBJECTS = (
+    "block",
+    "task",
+    "container",
+    "session",
+    "segment",
+    "chunk",
+    "request",
+    "job",
+    "stage",
+    "partition",
+    "snapshot",
+    "replica",
+    "lease",
+    "record",
+    "batch",
+    "packet",
+    "frame",
+    "message",
+    "file",
+    "volume",
+    "event",
+    "report",
+    "channel",
+    "worker",
+    "slot",
+    "ticket",
+    "transaction",
+    "checkpoint",
+    "shard",
+)
+_STATES = (
+    "RUNNING",
+    "IDLE",
+    "ACTIVE",
+    "PENDING",
+    "READY",
+    "SCHEDULED",
+    "COMMITTED",
+    "OPEN",
+    "CLOSED",
+    "ASSIGNED",
+)
+_VERBS = {
+    "read": "reading",
+    "write": "writing",
+    "open": "opening",
+    "connect to": "connecting to",
+    "send": "sending",
+    "fetch": "fetching",
+    "allocate": "allocating",
+    "load": "loading",
+    "mount": "mounting",
+    "commit": "committing",
+    "replicate": "replicating",
+    "sync": "syncing",
+    "start": "starting",
+    "register": "registering",
+    "decode": "decoding",
+    "flush": "flushing",
+}
+_REASONS = (
+    "Connection refused",
+    "connection timed out",
+    "No space left on device",
+    "Input/output error",
+    "checksum mismatch",
+    "out of memory",
+    "Connection reset by peer",
+    "Host is unreachable",
+    "Permission denied",
+    "Broken pipe",
+    "invalid argument",
+    "too many open files",
+    "bad file descriptor",
+    "resource temporarily unavailable",
+    "remote end closed connection",
+    "disk quota exceeded",
+)
+_ROUTINE = (
+    "{comp}: Registered {obj} {id}",
+    "Starting {obj} {id}",
+    "Finished {obj} {n} in {n} ms ({n}/{n})",
+    "Received {obj} {id} of size {n} from {ip}",
+    "Added {obj} {id} to {comp}",
+    "Removing {obj} {id}",
+    "Updating {obj} {id} with {n} entries",
+    "Got assigned {obj} {n}",
+    "{comp} started on port {port}",
+    "Opening {obj} for {comp}",
+    "Closing {obj} {id}",
+    "Committed {obj} {id}",
+    "Loaded {n} {obj}s from {path}",
+    "Sending {obj} {id} to {ip}:{port}",
+    "{obj} {id} state changed from {state} to {state}",
+    "heartbeat from {comp} {id}",
+    "{key}={n} {key}={n}.{n} {key}={word}",
+    "Reporting {obj} status: ok",
+    "Allocated {n} {obj}s on {host}",
+    "Using {comp} with {n} threads",
+    "Saved {obj} {id} ({n} bytes)",
+    "{comp} initialized in {n} ms",
+    "Verified {obj} {id}",
+    "Scheduling {obj} {id} on {host}",
+    "{obj} {id} is now {state}",
+    "{comp}: {verbing} {obj} {id}",
+    "{comp} {id} {obj} {id} {n} {n}",
+    "Deleting {obj} {id} file {path}",
+    "Served {obj} {id} to {ip}",
+    "{comp}.{comp}: {obj}={id}, size={n}",
+    "Total {obj}s: {n}, active: {n}, idle: {n}",
+    "Stored {obj} {id} in memory (estimated size {n} KB)",
+)
+_FAILURES = (
+    "Failed to {verb} {obj} {id}: {reason}",
+    "Error while {verbing} {obj} {id}",
+    "Exception in {comp}: {exc}: {reason}",
+    "Could not {verb} {obj} {id}, giving up",
+    "Unable to {verb} {obj} {id}: {reason}",
+    "{comp} crashed with signal {n}",
+    "{obj} {id} lost: {reason}",
+    "{obj} {id} is corrupt",
+    "Fatal: {comp} aborted",
+    "Timed out waiting for {obj} {id} after {n} ms",
+    "{comp} terminated unexpectedly",
+    "Too many failures for {obj} {id}, marking it bad",
+    "Permission denied while {verbing} {obj} {path}",
+    "{comp}: {verbing} {obj} {id} failed: {reason}",
+    "{obj} {id} FAILED with exit code {n}",
+    "{comp} {id} is unreachable, removing it",
+    "Lost connection to {comp} at {ip}:{port}",
+)
+
+
+def _camel(r: random.Random) -> str:
+    return "".join(r.choice(_SYLLABLES).capitalize() for _ in range(r.randint(2, 3)))
+
+
+def _component(r: random.Random) -> str:
+    style = r.random()
+    if style < 0.4:
+        return _camel(r)
+    if style < 0.7:
+        top = r.choice(("org", "com", "io", "net"))
+        return f"{top}.{r.choice(_SYLLABLES)}.{r.choice(_SYLLABLES)}.{_camel(r)}"
+    return "_".join(r.choice(_SYLLABLES) for _ in range(r.randint(1, 2)))
+
+
+def _some_id(r: random.Random) -> str:
+    kind = r.randrange(7)
+    if kind == 0:
+        return f"blk_{r.choice(('', '-'))}{r.randint(10**17, 10**19)}"
+    if kind == 1:
+        return f"{_hex(8)(r)}-{_hex(4)(r)}-{_hex(4)(r)}-{_hex(4)(r)}-{_hex(12)(r)}"
+    if kind == 2:
+        return f"{r.choice(_OBJECTS)}_{r.randint(1000, 9999)}_{r.randint(1, 99):04d}_{r.randint(1, 9):02d}"
+    if kind == 3:
+        return f"0x{_hex(8)(r)}"
+    if kind == 4:
+        return str(r.randint(0, 10**6))
+    if kind == 5:
+        return f"{r.choice(_SYLLABLES)}-{r.randint(1, 64)}"
+    return f"{r.randint(0, 9)}.{r.randint(0, 99)}"
+
+
+def _procedural(r: random.Random, failing: bool) -> tuple[str, str, str]:
+    template = r.choice(_FAILURES if failing else _ROUTINE)
+    verb = r.choice(list(_VERBS))
+    values: dict[str, Callable[[], str]] = {
+        "comp": lambda: _component(r),
+        "obj": lambda: r.choice(_OBJECTS),
+        "id": lambda: _some_id(r),
+        "n": lambda: str(r.randint(0, 99999)),
+        "state": lambda: r.choice(_STATES),
+        "verb": lambda: verb,
+        "verbing": lambda: _VERBS[verb],
+        "reason": lambda: r.choice(_REASONS),
+        "exc": lambda: r.choice(_EXC),
+        "key": lambda: r.choice(_SYLLABLES),
+        "word": lambda: r.choice(_WORDS),
+        "ip": lambda: _FILL["ip"](r),
+        "port": lambda: _FILL["port"](r),
+        "host": lambda: _FILL["host"](r),
+        "path": lambda: _FILL["path"](r),
+    }
+    msg = template
+    for key, make in values.items():
+        token = "{" + key + "}"
+        while token in msg:
+            msg = msg.replace(token, make(), 1)
+    if failing:
+        severity = r.choices(("error", "critical", "warning"), weights=(7, 1.5, 1.5))[0]
+    else:
+        severity = r.choices(("info", "debug", "notice"), weights=(7, 2, 1))[0]
+    category = r.choices(("application", "service", "other", "storage", "network"), weights=(6, 2, 1, 1, 1))[
+        0
+    ]
+    return msg, severity, category
+
+
 def _example(r: random.Random) -> LogExample:
-    event = _pick_event(r)
-    msg = _render_message(r, r.choice(event.templates))
-    app = r.choice(event.apps)
+    if r.random() < 0.35:
+        failing = r.random() < 0.3
+        msg, severity, category = _procedural(r, failing)
+        app, anomaly = _component(r).split(".")[-1], failing
+    else:
+        event = _pick_event(r)
+        msg = _render_message(r, r.choice(event.templates))
+        app, severity, category, anomaly = r.choice(event.apps), event.severity, event.category, event.anomaly
     formats, weights = [f[0] for f in _FORMATS], [f[1] for f in _FORMATS]
     idx = r.choices(range(len(formats)), weights=weights)[0]
     fmt, _, p_level = _FORMATS[idx]
-    line = fmt(r, msg, event.severity, app, r.random() < p_level)
+    line = fmt(r, msg, severity, app, r.random() < p_level)
     if r.random() < 0.1:
         line = line.lower()
-    return LogExample(line, event.severity, event.category, event.anomaly)
+    return LogExample(line, severity, category, anomaly)
 
 
 def generate(seed: int, n: int) -> list[LogExample]:

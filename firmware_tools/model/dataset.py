@@ -91,27 +91,34 @@ class LogArrays:
     lines: list[str]
 
 
-def encode_intents(tok: Tokenizer, examples: Sequence[Any]) -> IntentArrays:
+def encode_intents(
+    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1
+) -> IntentArrays:
+    """Encode; with ``sample_every = k`` every k-th example gets a sampled segmentation."""
     index = {name: i for i, name in enumerate(INTENT_LABELS)}
     n, L = len(examples), tok.max_len
     ids = np.zeros((n, L), np.int32)
     intent = np.zeros(n, np.int32)
     tags = np.zeros((n, L), np.int32)
     for i, ex in enumerate(examples):
-        enc = tok.encode(ex.text)
+        sampled = sample_every > 0 and i % sample_every == 0
+        enc = tok.encode_sampled(ex.text, alpha) if sampled else tok.encode(ex.text)
         ids[i] = enc.ids
         intent[i] = index[ex.intent if ex.intent is not None else OUT_OF_SCOPE]
         tags[i] = bio_tags(enc, ex.spans, L)
     return IntentArrays(ids, intent, tags, [e.text for e in examples], list(examples))
 
 
-def encode_logs(tok: Tokenizer, examples: Sequence[Any]) -> LogArrays:
+def encode_logs(
+    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1
+) -> LogArrays:
     sev_index = {s: i for i, s in enumerate(SEVERITIES)}
     cat_index = {c: i for i, c in enumerate(CATEGORIES)}
     n = len(examples)
     ids = np.zeros((n, tok.max_len), np.int32)
     for i, ex in enumerate(examples):
-        ids[i] = tok.encode(ex.line).ids
+        sampled = sample_every > 0 and i % sample_every == 0
+        ids[i] = (tok.encode_sampled(ex.line, alpha) if sampled else tok.encode(ex.line)).ids
     sev = np.array([sev_index[e.severity] for e in examples], np.int32)
     cat = np.array([cat_index[e.category] for e in examples], np.int32)
     anom = np.array([1.0 if e.anomaly else 0.0 for e in examples], np.float32)

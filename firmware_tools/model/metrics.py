@@ -11,6 +11,7 @@ from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 __all__ = ["calibrate", "decode_spans", "intent_metrics", "log_metrics", "softmax"]
 
 OOS_INDEX = len(INTENT_LABELS) - 1
+WRONG_ACCEPT_COST = 3.0  # a wrongly accepted utterance costs three rejected ones
 
 
 def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
@@ -98,7 +99,7 @@ def log_metrics(
 
 def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[str, float]]:
     """Temperature minimizing held-out NLL, then per-intent thresholds on calibrated
-    probabilities that trade a wrongly accepted utterance at twice the cost of a rejected one."""
+    probabilities that count a wrongly accepted utterance as WRONG_ACCEPT_COST rejected ones."""
     best_t, best_nll = 1.0, float("inf")
     for t in np.arange(0.5, 4.01, 0.05):
         p = softmax(intent_logits, float(t))[np.arange(len(gold)), gold]
@@ -117,7 +118,7 @@ def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[
         best, best_score = 0.0, -1e9
         for th in np.arange(0.0, 0.96, 0.05):
             keep = c >= th
-            score = float((right & keep).sum() - 2.0 * (~right & keep).sum())
+            score = float((right & keep).sum() - WRONG_ACCEPT_COST * (~right & keep).sum())
             if score > best_score + 1e-9:
                 best, best_score = float(th), score
         thresholds[name] = round(min(best, 0.9), 2)
