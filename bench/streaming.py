@@ -6,9 +6,9 @@
 Every configuration runs in its own child process (peak RSS is per process), which imports only
 the runtime pieces a streamed model needs (bundle, backend, segment executor). Printed:
 
-* peak RSS and warm latency (median, batch 1 and batch 8 = eight queued requests pushed
-  through each loaded segment, ``--invoke-rows`` rows per invoke) for ``resident`` and for
-  ``stream``/``auto`` at each budget;
+* peak RSS and warm latency (best of ``--runs``, median in brackets; batch 1 and batch 8 =
+  eight queued requests pushed through each loaded segment, ``--invoke-rows`` rows per
+  invoke) for ``resident`` and for ``stream``/``auto`` at each budget;
 * the ratios the issue sets targets for: stream@16 MB RSS <= 64 MB, warm streamed latency
   <= 2.5x resident at batch 1 and <= 1.5x at batch 8;
 * cold: one streamed forward with every weight file evicted from the page cache, against the
@@ -75,9 +75,11 @@ def _child(cfg: dict[str, Any]) -> dict[str, Any]:
         t0 = time.perf_counter()
         ex.run_many("intents", batch8)
         b8.append(time.perf_counter() - t0)
-    return {
-        "b1_ms": 1000 * statistics.median(b1),
-        "b8_ms": 1000 * statistics.median(b8),
+    return {  # best of N: the machine is shared, the minimum is the configuration's own cost
+        "b1_ms": 1000 * min(b1),
+        "b8_ms": 1000 * min(b8),
+        "b1_median_ms": 1000 * statistics.median(b1),
+        "b8_median_ms": 1000 * statistics.median(b8),
         "peak_rss_mb": _rss_mb(),
         "resident_mb": sum(ex.sizes[n] for n in ex.resident_names) / (1 << 20),
     }
@@ -107,9 +109,9 @@ def _cold(ex: Any, bundle: Any, ids: Any, runs: int, evict: Any) -> dict[str, An
         ex.run("intents", {"ids": ids[:1]})
         warm.append(time.perf_counter() - t0)
     return {
-        "warm_forward_ms": 1000 * statistics.median(warm),
-        "read_all_ms": 1000 * statistics.median(reads),
-        "cold_forward_ms": 1000 * statistics.median(fwds),
+        "warm_forward_ms": 1000 * min(warm),
+        "read_all_ms": 1000 * min(reads),
+        "cold_forward_ms": 1000 * min(fwds),
         "peak_rss_mb": _rss_mb(),
     }
 
@@ -172,7 +174,7 @@ def main() -> int:
     ap.add_argument("--backend", default="tflite-runtime")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budgets", default="8,16,32,64,128")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--prefetch", type=int, default=2)
     ap.add_argument(
         "--invoke-rows",
@@ -197,8 +199,9 @@ def main() -> int:
     base["invoke_rows"] = args.invoke_rows or None
     resident = _spawn({**base, "residency": "resident", "budget": None})
     print(
-        f"resident: peak RSS {resident['peak_rss_mb']:.1f} MB, batch 1 {resident['b1_ms']:.1f} ms, "
-        f"batch 8 {resident['b8_ms']:.1f} ms"
+        f"resident: peak RSS {resident['peak_rss_mb']:.1f} MB, batch 1 {resident['b1_ms']:.1f} ms "
+        f"[{resident['b1_median_ms']:.0f}], batch 8 {resident['b8_ms']:.1f} ms "
+        f"[{resident['b8_median_ms']:.0f}]"
     )
     rows = []
     for mode in ("stream", "auto"):
@@ -207,8 +210,10 @@ def main() -> int:
             rows.append(r)
             print(
                 f"{mode:6s} budget {budget:6.0f} MB: peak RSS {r['peak_rss_mb']:6.1f} MB, "
-                f"batch 1 {r['b1_ms']:7.1f} ms ({r['b1_ms'] / resident['b1_ms']:.2f}x), "
-                f"batch 8 {r['b8_ms']:7.1f} ms ({r['b8_ms'] / resident['b8_ms']:.2f}x), "
+                f"batch 1 {r['b1_ms']:7.1f} ms [{r['b1_median_ms']:.0f}] "
+                f"({r['b1_ms'] / resident['b1_ms']:.2f}x), "
+                f"batch 8 {r['b8_ms']:7.1f} ms [{r['b8_median_ms']:.0f}] "
+                f"({r['b8_ms'] / resident['b8_ms']:.2f}x), "
                 f"kept resident {r['resident_mb']:.1f} MB"
             )
     cold = _spawn({**base, "residency": "stream", "budget": 16.0, "cold": True, "runs": 3})

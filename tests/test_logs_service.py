@@ -181,3 +181,14 @@ def test_explicit_store_is_used() -> None:
     svc.ingest("gw", _lines(HEARTBEAT, 2), now=1.0)
     svc.flush(2.0)
     assert store.load("logs-templates") is not None
+
+
+def test_source_limit_summarizes_the_dropped_source() -> None:
+    svc = LogService(config=LogsConfig(max_sources=2, window_s=3600))
+    svc.ingest("a", _lines(HEARTBEAT, 3), now=1.0)
+    svc.ingest("b", _lines(HEARTBEAT, 4), now=2.0)
+    out = svc.ingest("c", _lines(HEARTBEAT, 1), now=3.0)
+    (dropped,) = _summaries(out)
+    assert dropped["source"] == "a" and dropped["window"]["lines"] == 3
+    assert dropped["window"]["reason"] == "flush"
+    assert {s["source"]: s["window"]["lines"] for s in _summaries(svc.flush(4.0))} == {"b": 4, "c": 1}

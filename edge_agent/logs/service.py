@@ -30,6 +30,7 @@ from edge_agent.store import FileStore, Store
 __all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]
 
 _log = structlog.get_logger(__name__)
+_MAX_ALERT_KEYS = 10_000
 
 
 class LineResult:
@@ -89,7 +90,7 @@ class LogService:
         """Process ``lines`` of ``source`` received at ``now`` (epoch seconds)."""
         out: list[Outgoing] = []
         for result in self.process(lines):
-            window = self._window(source, now)
+            window = self._window(source, now, out)
             window.add(
                 result.match.template_id,
                 result.match.new,
@@ -113,6 +114,11 @@ class LogService:
             for w in list(self._windows.values())
             if w.due(now, self.config) == "time"
         ]
+        if len(self._last_alert) > _MAX_ALERT_KEYS:
+            cutoff = now - self.config.alert_cooldown_s
+            for key in [k for k, t in self._last_alert.items() if t < cutoff]:
+                del self._last_alert[key]
+                self._suppressed.pop(key, None)
         if save and self._dirty and time.monotonic() - self._last_save >= self.config.save_every_s:
             self.save()
         return out
@@ -142,11 +148,15 @@ class LogService:
             results.append(LineResult(p, m, label))
         return results
 
-    def _window(self, source: str, now: float) -> SourceWindow:
+    def _window(self, source: str, now: float, out: list[Outgoing]) -> SourceWindow:
+        """The source's open window; at ``max_sources``, the longest idle source is dropped
+        after its open window is summarized (into ``out``), so no counted line is lost."""
         window = self._windows.get(source)
         if window is None:
             if len(self._windows) >= self.config.max_sources:
                 idle = min(self._windows.values(), key=lambda w: w.last_seen)
+                if idle.lines:
+                    out.append(self._close(idle, now, "flush"))
                 del self._windows[idle.source]
             window = self._windows[source] = SourceWindow(source=source, start=now)
         window.last_seen = now
