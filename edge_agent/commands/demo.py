@@ -28,6 +28,12 @@ from edge_agent.errors import EdgeAgentError
 __all__ = ["register"]
 
 SITE = "demo"
+_BROKER_CONFIG = (
+    "allow_anonymous true",
+    "persistence false",
+    "set_tcp_nodelay true",  # no Nagle delays on loopback
+    "max_queued_messages 100000",  # never drop queued inputs (mosquitto's default is 1000)
+)
 
 
 def register(subparsers: Any) -> None:
@@ -119,7 +125,7 @@ def _input_id(record: dict[str, Any]) -> str | None:
 def _demo(args: argparse.Namespace) -> int:
     configure_logging(level=logging.WARNING)
     try:
-        broker = Mosquitto(["allow_anonymous true", "persistence false", "set_tcp_nodelay true"]).start()
+        broker = Mosquitto(_BROKER_CONFIG).start()
     except BrokerError as exc:
         print(f"edge-agent demo: {exc}")
         return 1

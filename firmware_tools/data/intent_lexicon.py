@@ -9,13 +9,11 @@ from __future__ import annotations
 
 # spoken words for domains, device classes and media classes are shared with the runtime's
 # slot builder, so generated spans and their expected values cannot drift apart
-from edge_agent.nlu.slots import (  # noqa: F401
-    BINARY_CLASSES,
-    COVER_CLASS_WORDS,
-    DOMAIN_WORDS,
-    MEDIA_CLASSES,
-    SENSOR_CLASSES,
-)
+from edge_agent.nlu.slots import BINARY_CLASSES as BINARY_CLASSES
+from edge_agent.nlu.slots import COVER_CLASS_WORDS as COVER_CLASS_WORDS
+from edge_agent.nlu.slots import DOMAIN_WORDS as DOMAIN_WORDS
+from edge_agent.nlu.slots import MEDIA_CLASSES as MEDIA_CLASSES
+from edge_agent.nlu.slots import SENSOR_CLASSES as SENSOR_CLASSES
 
 AREAS: tuple[str, ...] = (
     "Kitchen",

@@ -48,7 +48,7 @@ def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> F
     """Area/floor/here/everywhere + a domain or device-class word."""
     r = g.rng.random()
     if r < 0.45:
-        t = (
+        t: tuple[str, ...] = (
             "[the] {a} {d}",
             "<the> {d} in [the] {a}",
             "<all> {d} in [the] {a}",
@@ -414,9 +414,13 @@ def get_state(g: _G) -> Result:
         ent = g.rng.choice(ents) if ents else None
         dc = ent.device_class if ent and ent.device_class else g.choice(list(lx.SENSOR_CLASSES))
         words = lx.SENSOR_CLASSES[dc][0]
-        n = (lambda: g.entity_fill(ent)) if ent else (lambda: g.named("sensor"))
+        sensor = ent
+
+        def n() -> Fill:
+            return g.entity_fill(sensor) if sensor is not None else g.named("sensor")
+
         c = lambda: g.word(g.choice(words), "device_class", domain="sensor", device_class=dc)  # noqa: E731
-        t = (
+        t: tuple[str, ...] = (
             "<what_is> the {c} of [the] {n} ?",
             "<what_is> [the] {n} {c} ?",
             "what does [the] {n} (say|read|show) ?",
@@ -569,7 +573,7 @@ def get_state_implied(g: _G) -> Result:
         dc = STATE_CLASSES[word]
         value = "off" if word in BINARY_CLASSES[dc][2] else "on"
         s = lambda: g.word(word, "state", state=value, domain="binary_sensor", device_class=dc)  # noqa: E731
-        t = (
+        t: tuple[str, ...] = (
             "(are|is) (any|all) [of the] (devices|things|sensors|gadgets) {s} {w} ?",
             "(which|what) (devices|things|sensors) are {s} {w} ?",
             "how many (devices|things|sensors) are {s} {w} ?",
@@ -662,6 +666,9 @@ def get_state_group(g: _G) -> Result:
         "(are|is) (any|all) [of] [the] {d} {s} {w} ?",
         "(which|what) {d} are {s} {w} ?",
         "how many {d} are {s} {w} ?",
+        "how many of the {d} are {s} {w} ?",
+        "how many {w2} {d} are {s} ?",
+        "(count|list) the {d} that are {s} {w}",
         "(are|is) there (any|some) {d} {s} {w} ?",
         "(tell me|let me know) (if|whether) (any|all) [of the] {d} (are|is) {s} {w}",
         "(is|are) [the] {d} {s} {w} ?",
@@ -735,7 +742,7 @@ def _color(g: _G) -> Fill:
 
 def light_set(g: _G) -> Result:
     if g.rng.random() < 0.55:
-        t = (
+        t: tuple[str, ...] = (
             "set {t} to {b}",
             "set {t} brightness to {b}",
             "set the brightness of {t} to {b}",
@@ -1681,7 +1688,7 @@ def search_play(g: _G) -> Result:
     mc = g.choice(list(lx.MEDIA_CLASSES))
     cf = lambda: g.word(g.choice(lx.MEDIA_CLASSES[mc]), "media_class", media_class=mc)  # noqa: E731
     if g.rng.random() < 0.45:
-        t = (
+        t: tuple[str, ...] = (
             "play the {c} {q} {p}",
             "play {c} {q} {p}",
             "play the {q} {c} {p}",

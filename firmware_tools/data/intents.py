@@ -14,8 +14,9 @@ out of scope (``intent_oos``).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from edge_agent.nlu.home import Entity, Home
 from edge_agent.nlu.schema import INTENTS, SLOTS
@@ -27,6 +28,7 @@ from firmware_tools.data.intent_noise import add_noise
 __all__ = ["OOS_FRACTION", "IntentExample", "generate", "generate_intent", "sample_home"]
 
 OOS_FRACTION = 0.22
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -236,7 +238,7 @@ class _G:
             self._cache[kind] = self.makers[kind]()
         return self._cache[kind]
 
-    def choice(self, seq: tuple[str, ...] | list[str]) -> str:
+    def choice(self, seq: Sequence[_T]) -> _T:
         return seq[self.rng.randrange(len(seq))]
 
     def surface(self, canonical: str) -> str:
