@@ -110,6 +110,28 @@ class Probe:
         return True
 
 
+_JITTER_PROBE = """
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+late = []
+while time.monotonic() < end:
+    t = time.perf_counter()
+    time.sleep(0.001)
+    late.append((time.perf_counter() - t - 0.001) * 1000)
+late.sort()
+print(late[len(late) // 2], late[int(len(late) * 0.99)])
+"""
+
+
+def wakeup_jitter(cpu: int, seconds: float) -> subprocess.Popen[str]:
+    """A process on the agent's CPU that sleeps 1 ms at a time and reports how late it woke
+    (p50, p99 ms): what the scheduler alone adds on that CPU while the bench runs."""
+    command = [sys.executable, "-c", _JITTER_PROBE, str(seconds)]
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", str(cpu), *command]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (from /proc), independent of what else runs."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -264,7 +286,9 @@ def main() -> int:
         wait_online(broker.port)
         probe = Probe(broker.port)
         run_rate(probe, 50, 2, "warmup", agent.pid)
+        jitter_probe = wakeup_jitter(args.agent_cpu, args.seconds * len(args.rates))
         results = [run_rate(probe, rate, args.seconds, f"r{rate:g}", agent.pid) for rate in args.rates]
+        jitter = [float(v) for v in jitter_probe.communicate(timeout=120)[0].split()]
         burst = run_burst(probe, args.burst)
         baseline = broker_baseline(broker.port, 200, int(200 * min(args.seconds, 5)))
     finally:
@@ -280,7 +304,8 @@ def main() -> int:
               f"{r['agent_cpu_ms_per_msg']:>17.3f}")
     print(f"broker alone (no agent), 200 msg/s: p50 {baseline['p50']:.3f} ms, p95 {baseline['p95']:.3f} ms, "
           f"p99 {baseline['p99']:.3f} ms")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"1 ms sleep on the agent's CPU woke late by p50 {jitter[0]:.3f} ms, p99 {jitter[1]:.3f} ms")
     print(f"throughput ceiling: {burst['throughput_msg_s']} msg/s measured "
           f"({burst['answered']}/{burst['sent']} answered in a burst); "
           f"CPU-bound ceiling of one core: {1000 / max(results[-1]['agent_cpu_ms_per_msg'], 1e-3):.0f} msg/s "
@@ -288,7 +313,8 @@ def main() -> int:
     png = write_cdf(results, args.out / "e2e_latency_cdf.png")
     print(f"CDF: {png}")
     summary = {"results": [{k: v for k, v in r.items() if k != "values"} for r in results], "burst": burst,
-               "broker_baseline_200": baseline, "loadavg": os.getloadavg()[0]}
+               "broker_baseline_200": baseline, "loadavg": os.getloadavg()[0],
+               "wakeup_late_ms": {"p50": jitter[0], "p99": jitter[1]}}
     (args.out / "e2e_latency.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return 0 if all(r["complete"] for r in results) and burst["complete"] else 1
 

@@ -155,6 +155,7 @@ def test_parse_color(text: str, value: str) -> None:
         ("turn it down by ten", -10),
         ("raise 20 percent", 20),
         ("lower 2 degrees", -2),
+        ("turn the heat down a couple of degrees", -2),
         ("two degrees warmer", 2),
     ],
 )
@@ -164,3 +165,9 @@ def test_parse_step(text: str, value: str | int) -> None:
 
 def test_parse_step_without_direction_or_amount() -> None:
     assert nz.parse_step("the kitchen") is None
+
+
+def test_halfway_and_a_couple() -> None:
+    assert nz.parse_percentage("halfway") == 50
+    assert nz.find_number("a couple of degrees") == 2
+    assert nz.find_number("couple") == 2

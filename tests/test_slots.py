@@ -301,3 +301,37 @@ def test_timer_name_that_is_a_room_is_the_area() -> None:
         "area": "Kitchen"
     }
     assert values("cancel the pizza timer", "HassCancelTimer", ("pizza", "timer_name")) == {"name": "pizza"}
+
+
+def test_split_and_short_place_spans_are_joined_with_the_home() -> None:
+    # the tagger split "living room" in two, or tagged only "living"
+    assert values("turn off the living room fan", "HassTurnOff", ("living", "area"), ("room", "area"),
+                  ("fan", "domain"))["area"] == "Living Room"  # fmt: skip
+    assert (
+        values("turn off the living room fan", "HassTurnOff", ("living", "area"), ("fan", "domain"))["area"]
+        == "Living Room"
+    )
+    # a tagged "name" that is only a room is the room
+    assert values("kitchen lights on", "HassTurnOn", ("kitchen", "name"), ("lights", "domain")) == {
+        "area": "Kitchen",
+        "domain": "light",
+    }
+
+
+def test_device_class_span_that_ran_on() -> None:
+    got = values("are any batteries low", "HassGetState", ("batteries low", "device_class"))
+    assert got["domain"] == "binary_sensor" and got["device_class"] == "battery"
+
+
+def test_adjacent_place_pieces_of_different_kinds_join_when_they_name_a_floor() -> None:
+    got = values(
+        "deactivate upstairs lights", "HassTurnOff", ("up", "area"), ("stairs", "floor"), ("lights", "domain")
+    )
+    assert got == {"floor": "Upstairs", "domain": "light"}
+
+
+def test_class_word_tagged_as_domain() -> None:
+    got = values(
+        "which batteries are charging", "HassGetState", ("batteries", "domain"), ("charging", "state")
+    )
+    assert got == {"domain": "binary_sensor", "device_class": "battery_charging", "state": "on"}

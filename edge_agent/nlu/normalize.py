@@ -92,6 +92,8 @@ def _parse_at(toks: list[str], i: int) -> tuple[Number, int] | None:
         return _FRACTIONS[toks[i + 1]], i + 2
     elif tok in _FRACTIONS:
         return _FRACTIONS[tok], i + 1
+    elif tok in ("couple", "pair", "dozen") and (i == 0 or toks[i - 1] in ("a", "the", "by")):
+        return (12 if tok == "dozen" else 2), i + (2 if i + 1 < n and toks[i + 1] == "of" else 1)
     elif tok in ("a", "an") and i + 1 < n and toks[i + 1] in _SCALES:
         value, j = _words_value(toks, i + 1, start=1)
     elif _is_word_number(tok, toks[i + 1] if i + 1 < n else None):
@@ -205,6 +207,8 @@ def _has(text: str, phrase: str) -> bool:
 def parse_percentage(text: str, words: bool = True) -> int | None:
     """ "50%", "fifty percent", "one hundred" -> int 0..100 (clamped); "max"/"min"/"half" too."""
     low = text.lower()
+    if _has(low, "halfway") or _has(low, "half way"):
+        return 50
     number = find_number(low)
     if number is not None:
         if isinstance(number, float) and number < 1 and not _has(low, "percent") and "%" not in low:

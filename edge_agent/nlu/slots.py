@@ -389,8 +389,17 @@ def _lookup(table: dict[str, str], text: str) -> str | None:
 
 
 def device_class_for(word: str, intent: str, has_state: bool) -> tuple[str, str] | None:
-    """(domain, device_class) for a tagged device-class word."""
-    key = _key(word)
+    """(domain, device_class) for a tagged device-class word; a span that ran on ("batteries low")
+    is read by its longest leading words that name a class."""
+    words = _key(word).split(" ")
+    for n in range(len(words), 0, -1):
+        found = _device_class_exact(" ".join(words[:n]), intent, has_state)
+        if found is not None:
+            return found
+    return None
+
+
+def _device_class_exact(key: str, intent: str, has_state: bool) -> tuple[str, str] | None:
     if intent == "HassGetState":
         if has_state and key in _BINARY_BY_WORD:
             return "binary_sensor", _BINARY_BY_WORD[key]
@@ -562,14 +571,82 @@ def _adjacent(text: str, left: Span, right: Span) -> bool:
     return left.end <= right.start and not text[left.end : right.start].strip()
 
 
+_PLACE_SLOTS = ("name", "area", "floor")
+_WORD = re.compile(r"[\w'.-]+")
+
+
+def _known(home: Home, slot: str, raw: str) -> bool:
+    if slot == "name":
+        return home.resolve_entity(raw, fuzzy=False) is not None
+    if slot == "area":
+        return home.resolve_area(raw, fuzzy=False) is not None
+    return home.resolve_floor(raw, fuzzy=False) is not None
+
+
+def _merge_and_extend(text: str, spans: list[Span], home: Home) -> list[Span]:
+    """Name/area/floor spans split by the tagger ("living" + "room") are joined when adjacent, and a
+    span that matches nothing grows by one untagged word on either side when that makes a match."""
+    merged: list[Span] = []
+    for sp in spans:
+        last = merged[-1] if merged else None
+        joined = _joined_kind(text, last, sp, home) if last is not None else None
+        if last is not None and joined is not None:
+            merged[-1] = Span(last.start, sp.end, joined, min(last.confidence, sp.confidence))
+        else:
+            merged.append(sp)
+    tagged = [(sp.start, sp.end) for sp in merged]
+    out: list[Span] = []
+    for sp in merged:
+        raw = text[sp.start : sp.end]
+        if sp.slot in _PLACE_SLOTS and not _known(home, sp.slot, raw):
+            for start, end in _neighbour_words(text, sp):
+                if any(a < end and start < b for a, b in tagged if (a, b) != (sp.start, sp.end)):
+                    continue
+                if _known(home, sp.slot, text[start:end]):
+                    sp = Span(start, end, sp.slot, sp.confidence)
+                    break
+        out.append(sp)
+    return out
+
+
+def _joined_kind(text: str, left: Span, right: Span, home: Home) -> str | None:
+    """Two adjacent place/name spans that belong together: same kind, or together a known place."""
+    if left.slot not in _PLACE_SLOTS or right.slot not in _PLACE_SLOTS or not _adjacent(text, left, right):
+        return None
+    if left.slot == right.slot:
+        return left.slot
+    raw = text[left.start : right.end]
+    for slot in ("area", "floor", "name"):
+        if _known(home, slot, raw):
+            return slot
+    return None
+
+
+def _neighbour_words(text: str, sp: Span) -> list[tuple[int, int]]:
+    after = _WORD.match(text, sp.end + 1) if text[sp.end : sp.end + 1] == " " else None
+    before = [m for m in _WORD.finditer(text, 0, max(0, sp.start - 1)) if m.end() == sp.start - 1]
+    out = []
+    if after is not None:
+        out.append((sp.start, after.end()))
+    if before:
+        out.append((before[-1].start(), sp.end))
+    return out
+
+
 def _repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
     """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
     "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
-    spans = sorted(spans, key=lambda sp: sp.start)
+    spans = _merge_and_extend(text, sorted(spans, key=lambda sp: sp.start), home)
     i = 0
     while i < len(spans):
         span = spans[i]
         raw = text[span.start : span.end]
+        if (
+            span.slot == "name"
+            and home.resolve_entity(raw) is None
+            and home.resolve_area(raw, fuzzy=False) is not None
+        ):
+            spans[i] = span = Span(span.start, span.end, "area", span.confidence)  # "kitchen" is a room here
         if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
             nxt = spans[i + 1] if i + 1 < len(spans) else None
             prev = spans[i - 1] if i > 0 else None
@@ -681,6 +758,12 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
             out.put("device_class", _key(raw).replace(" ", "_"), span, raw)
     for span, raw in groups.get("domain", [])[:1]:
         domain = _lookup(_DOMAIN_BY_WORD, raw)
+        if domain is None and "device_class" not in out.slots:
+            found = device_class_for(raw, intent, has_state)
+            if found is not None:  # "batteries" tagged as a domain word
+                out.put("domain", found[0], span, raw)
+                out.put("device_class", found[1], span, raw)
+                continue
         if domain is None:
             cover = _lookup(_COVER_BY_WORD, raw)
             if cover is not None:
@@ -688,6 +771,24 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
                 out.put("device_class", cover, span, raw)
                 continue
         out.put("domain", domain if domain is not None else _key(raw), span, raw)
+
+
+_NUMBER_TAIL = re.compile(
+    r"(?:\s+(?:and\s+a\s+half|point\s+\w+|hundred|thousand|percent|per\s+cent|degrees?|%|°|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|%|°)+",
+    re.IGNORECASE,
+)
+
+
+def _grow_number(text: str, span: Span) -> tuple[Span, str]:
+    """A number cut short by the tagger ("one" of "one hundred percent") takes the rest of it."""
+    start, end = max(0, span.start), min(len(text), span.end)
+    if nz.find_number(text[start:end]) is not None:
+        tail = _NUMBER_TAIL.match(text, end)
+        if tail is not None:
+            end = tail.end()
+    return Span(start, end, span.slot, span.confidence), text[start:end].strip()
 
 
 def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> None:
@@ -701,6 +802,8 @@ def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> 
     }
     for slot, parse in simple.items():
         for span, raw in groups.get(slot, [])[:1]:
+            if slot != "color":
+                span, raw = _grow_number(text, span)
             value = parse(raw)
             out.put(slot, value if value is not None else raw, span, raw)
     for slot in ("brightness_step", "temperature_step", "volume_step"):

@@ -1158,6 +1158,8 @@ def climate_relative(g: _G) -> Result:
                 f"{n}",
                 f"{n} degree" if n == 1 else f"{n} degrees",
                 "one degree" if n == 1 else f"{number_words(n)} degrees",
+                "a couple of degrees" if n == 2 else f"{n} degrees",
+                "a couple degrees" if n == 2 else f"{n} degrees",
             )
         )
         return _run(
