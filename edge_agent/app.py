@@ -24,7 +24,9 @@ from edge_agent.ecosystem import Ecosystem
 from edge_agent.errors import EdgeAgentError
 from edge_agent.messages import status as status_msg
 from edge_agent.messages.topics import SiteTopics
+from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
 from edge_agent.pipeline.core import Envelope, Outcome, Registry
+from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
 from edge_agent.pipeline.handlers import (
     DeadLetters,
     IntentHandler,
@@ -35,6 +37,10 @@ from edge_agent.pipeline.handlers import (
     transcript_route,
 )
 from edge_agent.pipeline.service import Pipeline
+from edge_agent.security import redact_event
+from edge_agent.store.config import resolve_state_dir
+from edge_agent.store.outbox import DurablePublisher, Outbox
+from edge_agent.transport.base import Publisher, PublishOutcome
 from edge_agent.transport.mqtt import MqttTransport
 
 __all__ = ["Agent", "Engines", "build_engines", "configure_logging", "run_agent"]
@@ -62,6 +68,7 @@ def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            redact_event,  # credentials never reach the log
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
@@ -77,11 +84,41 @@ def build_engines(config: Config) -> Engines:
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
     from edge_agent.runtime.model import Model
 
-    bundle = load_bundle(config.model.bundle or default_bundle_path())
+    bundle = startup_bundle(config, lambda: load_bundle(config.model.bundle or default_bundle_path()))
     model = Model(bundle, backend=config.model.backend, threads=config.model.threads)
     home = Home.from_dict(config.home.model_dump(exclude_none=True), source="config home")
     recognizer = IntentRecognizer(model, home)
     return Engines(recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model))
+
+
+def bundle_installer(config: Config) -> Any:
+    """The A/B installer under the state directory, with the trust store when one is configured."""
+    from edge_agent.runtime.install import BundleInstaller
+    from edge_agent.runtime.signing import TrustStore
+
+    rel = config.reliability
+    trust = TrustStore.load(rel.bundles.trust_store) if rel.bundles.trust_store is not None else None
+    return BundleInstaller(resolve_state_dir(rel.state_dir, config.site_id), trust)
+
+
+def startup_bundle(config: Config, configured: Callable[[], Any]) -> Any:
+    """The installed (A/B) bundle when there is one, else ``model.bundle``; both verified, and signed
+    when a trust store is configured. A corrupt active slot falls back to the previous one."""
+    from edge_agent.errors import BundleError
+    from edge_agent.runtime.bundle import default_bundle_path
+    from edge_agent.runtime.signing import load_signed_bundle
+
+    installer = bundle_installer(config)
+    try:
+        active = installer.load_active()
+    except BundleError as exc:
+        _log.error("app.active_bundle_invalid", error=str(exc), action="rolling back")
+        active = installer.rollback().bundle
+    if active is not None:
+        return active
+    if installer.trust is None:
+        return configured()
+    return load_signed_bundle(config.model.bundle or default_bundle_path(), installer.trust)
 
 
 def _log_service(config: Config, model: Any) -> LogServiceLike | None:
@@ -120,6 +157,9 @@ class Agent:
         self.stopping = stopping or threading.Event()
         self.registry = Registry()
         self._pipeline: Pipeline | None = None
+        rel = config.reliability
+        self.state_dir = resolve_state_dir(rel.state_dir, config.site_id)
+        self.durable: DurablePublisher | None = None
         dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
         self._register(engines, dead)
         self.transport = MqttTransport(
@@ -134,10 +174,46 @@ class Agent:
             receive_maximum=config.pipeline.queue_size,
         )
         self.pipeline = Pipeline(
-            self.registry, self.transport, self.transport, self.topics, config.pipeline,
+            self.registry, self._publisher(), self.transport, self.topics, config.pipeline,
             extra_counters=self.transport.counters.as_dict,
+            dedup=self._deduplicator(), limiter=self._limiter(),
+            limited_kinds=frozenset(rel.rate_limit.kinds),
         )
+        if self.durable is not None:
+            self.pipeline.more_stats = self._durable_counters
         self._pipeline = self.pipeline
+
+    def _publisher(self) -> Publisher:
+        """Results go through the durable outbox (unless it is switched off)."""
+        box = self.config.reliability.outbox
+        if not box.enabled:
+            return self.transport
+        outbox = Outbox(
+            self.state_dir / "outbox.db", max_bytes=int(box.max_mb * (1 << 20)), max_rows=box.max_rows,
+            ttl_s=box.ttl_h * 3600.0, synchronous=box.sync.upper(),
+        )
+        self.durable = DurablePublisher(
+            self.transport, outbox, PublishOutcome, ack_timeout_s=box.ack_timeout_s
+        )
+        return self.durable
+
+    def _deduplicator(self) -> Deduplicator | None:
+        dd = self.config.reliability.dedup
+        if not dd.enabled:
+            return None
+        return Deduplicator(self.state_dir / "dedup.db", window_s=dd.window_s, max_ids=dd.max_ids)
+
+    def _limiter(self) -> RateLimiter | None:
+        limit = self.config.reliability.rate_limit
+        return RateLimiter(limit.per_source_per_s, limit.burst) if limit.per_source_per_s > 0 else None
+
+    def _durable_counters(self) -> dict[str, int]:
+        assert self.durable is not None
+        stats = self.durable.stats()
+        out = {f"outbox_{k}": int(v) for k, v in stats.items() if isinstance(v, int)}
+        box = stats["outbox"]
+        out.update({f"outbox_{k}": int(box[k]) for k in ("rows", "bytes", "expired", "refused_full")})
+        return out
 
     def _register(self, engines: Engines, dead: DeadLetters) -> None:
         """One line per input kind."""
@@ -145,17 +221,40 @@ class Agent:
         eco = self.ecosystem = _ecosystem(self.config, self.topics, engines)
         recognizer = eco.wrap_recognizer(engines.recognizer)
         intents = IntentHandler(recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max)
+        self._intents = intents
+        self._logs: LogHandler | None = None
         self.registry.add(transcript_route(self.topics), eco.wrap_handler(intents))
         eco.register(self.registry, recognizer, intents._lock)  # Hermes, control, Home Assistant
         if engines.log_service is not None:
             wait_s = p.log_batch_wait_ms / 1000
             logs = LogHandler(engines.log_service, self.topics, dead, p.log_batch_max, wait_s)
+            self._logs = logs
             self.registry.add(logs_route(self.topics), eco.wrap_handler(logs))
         else:
             self.registry.add(logs_route(self.topics), _NoLogService(dead))
+        allowed = self.config.reliability.bundles.install_from
+        if allowed:
+            installer = bundle_installer(self.config)
+            command = BundleCommandHandler(installer, self.topics, allowed, self._activate)
+            self.registry.add(bundle_route(self.topics), command)
+
+    def _activate(self, result: Any) -> None:
+        """A bundle passed verification and warm-up: serve with its model from the next batch on."""
+        from edge_agent.nlu.home import Home
+        from edge_agent.nlu.recognizer import IntentRecognizer
+
+        home = Home.from_dict(self.config.home.model_dump(exclude_none=True), source="config home")
+        recognizer = self.ecosystem.wrap_recognizer(IntentRecognizer(result.model, home))
+        self._intents.swap(recognizer, result.bundle.model_id)
+        logs_swapped = self._logs.swap_model(result.model) if self._logs is not None else False
+        _log.info("app.bundle_activated", model=result.bundle.model_id, slot=result.slot,
+                  key_id=result.key_id, logs_swapped=logs_swapped)
 
     def _on_connected(self) -> None:
-        """After every (re)connect (network thread, so nothing waits): re-announce to HA."""
+        """After every (re)connect (network thread, so nothing waits): flush the outbox, re-announce
+        to HA."""
+        if self.durable is not None:
+            self.durable.on_connected()
         for out in self.ecosystem.on_connected():
             self.transport.publish(out.topic, out.payload, qos=out.qos, retain=out.retain)
 
@@ -164,6 +263,8 @@ class Agent:
             self._pipeline.submit(inbound)
 
     def start(self) -> None:
+        if self.durable is not None:
+            self.durable.start()
         self.pipeline.start()
         self.transport.start()
         self.ecosystem.ready()  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
@@ -196,6 +297,8 @@ class Agent:
         if not drained:
             _log.warning("app.drain_incomplete", note="unacknowledged inputs are redelivered by the broker")
         self.pipeline.stop()
+        if self.durable is not None:
+            self.durable.close()
         self.transport.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
+from edge_agent.store.config import ReliabilityConfig
 
 __all__ = [
     "CREDENTIALS_ENV",
@@ -209,6 +210,7 @@ class Config(_Section):
         default_factory=lambda: HomeAssistantConfig.model_validate({})
     )
     control: ControlConfig = Field(default_factory=lambda: ControlConfig.model_validate({}))
+    reliability: ReliabilityConfig = Field(default_factory=lambda: ReliabilityConfig.model_validate({}))
 
     @field_validator("site_id")
     @classmethod
@@ -313,6 +315,12 @@ def _resolve_relative(config: Config, base: Path) -> None:
                 setattr(tls, name, base / value)
     if config.model.bundle is not None and not config.model.bundle.is_absolute():
         config.model.bundle = base / config.model.bundle
+    rel = config.reliability
+    if rel.state_dir is not None and not rel.state_dir.is_absolute():
+        rel.state_dir = base / rel.state_dir
+    if rel.bundles.trust_store is not None and not rel.bundles.trust_store.is_absolute():
+        rel.bundles.trust_store = base / rel.bundles.trust_store
+    rel.bundles.install_from = [p if p.is_absolute() else base / p for p in rel.bundles.install_from]
 
 
 def _read_password(mqtt: MqttConfig, env: dict[str, str], base: Path | None = None) -> str | None:

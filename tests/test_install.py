@@ -303,3 +303,76 @@ def test_bundle_cli_install_status_and_refusal(
     args = ["bundle", "install", str(unsigned), "--state-dir", str(tmp_path), "--allow-unsigned"]
     assert edge_agent(args) == 0
     assert load_bundle(tmp_path / "bundles" / "active").model_id == "tiny-test@2"
+
+
+def test_mqtt_command_installs_signed_bundle_into_the_running_agent(
+    broker: Any, tmp_path: Path, agents: list[Any]
+) -> None:
+    """``{prefix}/{site}/bundle/install`` on a real agent: a signed bundle is activated and serves the
+    next intents; a tampered one and a path outside ``install_from`` are refused; after a restart
+    the agent starts on the installed bundle."""
+    from broker import AgentProcess, Collector, password, publish_wait, unique
+    from conftest import agent_config
+
+    from edge_agent.runtime.bundle import default_bundle_path
+
+    priv, pub = generate_keypair(tmp_path / "keys")
+    trust = tmp_path / "trust"
+    trust.mkdir()
+    shutil.copy(pub, trust / pub.name)
+    key = load_private_key(priv)
+    shipped = tmp_path / "shipped"
+    shutil.copytree(default_bundle_path(), shipped)
+    sign_bundle(shipped, key)
+    incoming = tmp_path / "incoming"
+    v2 = incoming / "v2"
+    shutil.copytree(default_bundle_path(), v2)
+    manifest = json.loads((v2 / MANIFEST).read_text())
+    manifest["model"]["version"] = "test-2"
+    (v2 / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    sign_bundle(v2, key)
+    bad = incoming / "bad"
+    shutil.copytree(v2, bad)
+    seg = bad / manifest["segments"][0]["file"]
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    seg.write_bytes(bytes(data))
+    site = unique("bi")
+    config = agent_config(
+        broker, site, model={"bundle": str(shipped)}, pipeline={"stats_interval_s": 0},
+        reliability={"state_dir": str(tmp_path / "state"),
+                     "bundles": {"trust_store": str(trust), "install_from": [str(incoming)]}},
+    )  # fmt: skip
+    client = broker.client()
+    collect = Collector(client, f"edge/{site}/#")
+    agent = AgentProcess(config, tmp_path, engine="real").start()
+    agents.append(agent)
+    collect.wait_for(lambda _m: collect.on(f"edge/{site}/status")[-1:] == [b"online"], timeout=90)
+
+    def intent_model(n: int) -> str:
+        publish_wait(client, f"edge/{site}/transcript", "turn on the kitchen light")
+        return str(json.loads(collect.wait_count(f"edge/{site}/intent", n, timeout=60)[-1])["model"])
+
+    def command(n: int, body: dict[str, Any]) -> dict[str, Any]:
+        publish_wait(client, f"edge/{site}/bundle/install", json.dumps(body))
+        return dict(json.loads(collect.wait_count(f"edge/{site}/bundle/reply", n, timeout=120)[-1]))
+
+    old_model = intent_model(1)
+    assert old_model.endswith(f"@{json.loads((shipped / MANIFEST).read_text())['model']['version']}")
+    reply = command(1, {"id": "b1", "path": str(v2)})
+    assert reply["ok"] is True and reply["id"] == "b1" and reply["model"].endswith("@test-2")
+    assert intent_model(2).endswith("@test-2")
+    refused = command(2, {"id": "b2", "path": str(bad)})
+    assert refused["ok"] is False and "sha256 mismatch" in refused["error"]
+    outside = command(3, {"id": "b3", "path": str(shipped)})
+    assert outside["ok"] is False and "outside" in outside["error"]
+    assert intent_model(3).endswith("@test-2")  # the good bundle kept serving
+    assert agent.terminate(timeout=60) == 0
+    restarted = AgentProcess(config, tmp_path, engine="real").start()
+    agents.append(restarted)
+    collect.wait_for(lambda _m: collect.on(f"edge/{site}/status")[-1:] == [b"online"], timeout=90)
+    assert intent_model(4).endswith("@test-2")
+    for proc in (agent, restarted):  # the MQTT password never reaches the log
+        assert password("agent") not in proc.log()
+    client.disconnect()
+    client.loop_stop()

@@ -24,6 +24,7 @@ class Envelope:
     kind: str
     key: str
     inbound: Inbound
+    dedup_key: str | None = None  # recorded (edge_agent.pipeline.dedup) once the results are safe
 
     @property
     def topic(self) -> str:

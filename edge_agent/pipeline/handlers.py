@@ -104,6 +104,12 @@ class IntentHandler:
         self.batch_max = batch_max
         self._lock = threading.Lock()
 
+    def swap(self, recognizer: RecognizerLike, model_id: str) -> None:
+        """Serve with a newly activated bundle from the next batch on."""
+        with self._lock:
+            self.recognizer = recognizer
+            self.model_id = model_id
+
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         good: list[tuple[Envelope, Transcript]] = []
@@ -177,6 +183,15 @@ class LogHandler:
                 produced = self.service.ingest(source, lines, now)
             outcomes.append(Outcome(inputs=envs, outputs=self._outputs(produced)))
         return outcomes
+
+    def swap_model(self, model: Any) -> bool:
+        """Give the log service a newly activated model; False when the service cannot swap."""
+        swap = getattr(self.service, "swap_model", None)
+        if swap is None:
+            return False
+        with self._lock:
+            swap(model)
+        return True
 
     def tick(self, now: float) -> list[Output]:
         with self._lock:

@@ -17,9 +17,11 @@ from edge_agent.config import PipelineConfig
 from edge_agent.messages.stats import StatsMessage
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Registry
+from edge_agent.pipeline.dedup import Deduplicator, RateLimiter, Verdict, input_key
 from edge_agent.pipeline.handlers import DeadLetters
 from edge_agent.pipeline.queue import LaneQueue, QueueClosed
 from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, SafeCounters
+from edge_agent.store.outbox import RETRY_LATER
 from edge_agent.transport.base import Acker, Inbound, Publisher, PublishOutcome
 
 __all__ = ["Pipeline"]
@@ -34,6 +36,7 @@ class _Settle:
     outcome: Outcome
     left: int
     emitted_at: float
+    retry: bool = False  # an output was neither published nor stored: leave the inputs unacked
 
 
 class Pipeline:
@@ -45,6 +48,9 @@ class Pipeline:
         topics: SiteTopics,
         settings: PipelineConfig,
         extra_counters: Callable[[], dict[str, int]] | None = None,
+        dedup: Deduplicator | None = None,
+        limiter: RateLimiter | None = None,
+        limited_kinds: frozenset[str] = frozenset({"logs"}),
     ) -> None:
         self.registry = registry
         self.publisher = publisher
@@ -58,6 +64,10 @@ class Pipeline:
         for kind, handler in registry.handlers.items():
             self.queue.add_lane(kind, handler.priority)
         self._extra_counters = extra_counters
+        self.dedup = dedup
+        self.limiter = limiter
+        self.limited_kinds = limited_kinds
+        self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
         self._gauges = ProcessGauges()
         self._started = time.monotonic()
         self._lock = threading.Lock()
@@ -86,11 +96,45 @@ class Pipeline:
             self._dead_on_arrival(inbound, "no handler for this topic")
             return
         kind, key = routed
+        if self._over_rate(kind, key, inbound):
+            return
+        envelope = self._admit(kind, key, inbound)
+        if envelope is None:
+            return
         try:
-            self.queue.put(kind, Envelope(kind=kind, key=key, inbound=inbound))
+            self.queue.put(kind, envelope)
         except QueueClosed:
+            self._forget(envelope)
             self.counters.add("refused_closing")  # not acknowledged: the broker redelivers it
             self._close_inputs(1)
+
+    def _over_rate(self, kind: str, key: str, inbound: Inbound) -> bool:
+        """Per-source token bucket; an input over the budget becomes a DLQ record (and is acked)."""
+        if self.limiter is None or kind not in self.limited_kinds:
+            return False
+        source = f"{kind}/{key}" if key else inbound.topic
+        if self.limiter.allow(source):
+            return False
+        self.counters.add("rate_limited")
+        rate = f"{self.limiter.rate:g}/s, burst {self.limiter.burst:g}"
+        self._dead_on_arrival(inbound, f"rate limit exceeded for source {source!r} ({rate})")
+        return True
+
+    def _admit(self, kind: str, key: str, inbound: Inbound) -> Envelope | None:
+        """Dedup: a copy of an input whose results are safe (or in progress) is acked, not run again."""
+        if self.dedup is None:
+            return Envelope(kind=kind, key=key, inbound=inbound)
+        ikey = input_key(kind, inbound.topic, inbound.payload, redelivery=inbound.dup)
+        if self.dedup.begin(ikey.key, check=ikey.check) is not Verdict.NEW:
+            self.counters.add("duplicates")
+            self.acker.ack(inbound)
+            self._close_inputs(1)
+            return None
+        return Envelope(kind=kind, key=key, inbound=inbound, dedup_key=ikey.key)
+
+    def _forget(self, envelope: Envelope) -> None:
+        if self.dedup is not None and envelope.dedup_key is not None:
+            self.dedup.abandon(envelope.dedup_key)
 
     def _dead_on_arrival(self, inbound: Inbound, reason: str) -> None:
         env = Envelope(kind="invalid", key="", inbound=inbound)
@@ -184,6 +228,9 @@ class Pipeline:
     def _published(self, state: _Settle, output: Output, result: PublishOutcome) -> None:
         if result.ok:
             self.counters.add(f"out_{output.label}")
+        elif result.reason_code == RETRY_LATER:
+            self.counters.add("left_for_redelivery")
+            state.retry = True
         else:
             self.counters.add("publish_failed")
             _log.error(
@@ -199,7 +246,7 @@ class Pipeline:
                 self._unsettled -= 1
                 self._idle.notify_all()
         if finished:
-            self._settled(state.outcome)
+            self._settled(state.outcome, safe=not state.retry)
 
     def _divert_to_dlq(self, state: _Settle, output: Output, result: PublishOutcome) -> None:
         """A refused result becomes a DLQ record of each input it settles (never silently lost)."""
@@ -210,10 +257,18 @@ class Pipeline:
         for record in records:
             self._publish(state, record)
 
-    def _settled(self, outcome: Outcome) -> None:
+    def _settled(self, outcome: Outcome, safe: bool = True) -> None:
+        """Every output is published or stored: remember the inputs as done, then ack them. When an
+        output could not be kept (``safe`` False) the inputs stay unacked for the broker to redeliver."""
         for env in outcome.inputs:
-            self.acker.ack(env.inbound)
-        self.counters.add("settled", len(outcome.inputs))
+            if self.dedup is not None and env.dedup_key is not None:
+                if safe:
+                    self.dedup.complete(env.dedup_key)
+                else:
+                    self.dedup.abandon(env.dedup_key)
+            if safe:
+                self.acker.ack(env.inbound)
+        self.counters.add("settled" if safe else "unacked_for_redelivery", len(outcome.inputs))
         self._close_inputs(len(outcome.inputs))
 
     def _close_inputs(self, n: int) -> None:
@@ -227,6 +282,8 @@ class Pipeline:
         counters = self.counters.snapshot()
         if self._extra_counters is not None:
             counters.update({f"mqtt_{k}": v for k, v in self._extra_counters().items()})
+        if self.more_stats is not None:
+            counters.update(self.more_stats())
         with self._lock:
             unsettled = self._unsettled
         queue = {

@@ -33,7 +33,8 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from edge_agent.config import MqttConfig
-from edge_agent.errors import TransportError
+from edge_agent.errors import ConfigError, TransportError
+from edge_agent.security import tls_context
 from edge_agent.transport.base import Inbound, PublishDone, PublishOutcome
 
 __all__ = ["FATAL_CONNACK_CODES", "Backoff", "MqttTransport", "TransportCounters"]
@@ -155,12 +156,10 @@ class MqttTransport:
         tls = self.settings.tls
         assert tls is not None
         try:
-            ctx = ssl.create_default_context(cafile=str(tls.ca_file) if tls.ca_file else None)
-            if tls.cert_file is not None and tls.key_file is not None:
-                ctx.load_cert_chain(str(tls.cert_file), str(tls.key_file))
-        except (OSError, ssl.SSLError) as exc:
+            # verification on (chain + host name); a client key readable by everyone is refused
+            return tls_context(tls.ca_file, tls.cert_file, tls.key_file)
+        except (OSError, ssl.SSLError, ConfigError) as exc:
             raise TransportError(f"mqtt.tls: cannot load certificates: {exc}") from None
-        return ctx
 
     def _connect_properties(self) -> Properties | None:
         if not self._v5:
