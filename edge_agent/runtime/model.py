@@ -9,7 +9,7 @@ it without touching callers: anything with ``run(feeds) -> dict`` and ``close()`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -92,9 +92,10 @@ class Model:
         weight_budget_mb: float | None = None,
         variant: str = "default",
         delegates: Sequence[object] = (),
+        executors: Mapping[str, Executor] | None = None,
     ) -> None:
-        if residency not in ("resident", "auto"):
-            raise BundleError(f"residency {residency!r} is not available in this runtime (resident only)")
+        if residency not in ("resident", "stream", "auto"):
+            raise BundleError(f"unknown residency {residency!r}; use resident, stream or auto")
         self.bundle = bundle
         self.backend = backend if isinstance(backend, Backend) else load_backend(backend)
         self.threads = threads
@@ -104,7 +105,16 @@ class Model:
         self.tokenizer = Tokenizer(bundle.tokenizer_path, self.max_len)
         specs = bundle.segments(variant)
         self._runners: dict[str, SegmentRunner] = {}
-        self._graphs: dict[str, Executor] = {
+        if executors is None and residency != "resident":
+            from edge_agent.runtime.segments import local_executors  # lazy: segments imports this module
+
+            executors = local_executors(
+                bundle, self.backend, threads=threads, residency=residency,
+                weight_budget_mb=weight_budget_mb, variant=variant, delegates=delegates,
+            )
+        # executors (streaming, or edge_agent.runtime.chain.open_runtime(...).executors with the
+        # delegate fallback chain and request batching) replace the resident chains
+        self._graphs: dict[str, Executor] = dict(executors) if executors is not None else {
             task: SegmentChain([self._runner(specs, name, delegates) for name in bundle.graph(task)])
             for task in ("intents", "logs")
         }
@@ -140,7 +150,9 @@ class Model:
         if ids.ndim != 2 or ids.shape[1] != self.max_len:
             raise InferenceError(f"ids must have shape (B, {self.max_len}), got {ids.shape}")
         graph = self._graphs[task]
-        rows = [graph.run({"ids": ids[i : i + 1]}) for i in range(ids.shape[0])]
+        feeds = [{"ids": ids[i : i + 1]} for i in range(ids.shape[0])]
+        run_many = getattr(graph, "run_many", None)  # batching executors take all rows at once
+        rows = run_many(feeds) if run_many is not None else [graph.run(f) for f in feeds]
         return [np.concatenate([r[n] for r in rows], axis=0).astype(np.float32, copy=False) for n in names]
 
     def close(self) -> None:
