@@ -2,6 +2,8 @@
 
 ``Agent`` wires the parts; ``run_agent`` is what ``edge-agent run`` calls. The engines (intent
 recognizer, log service) can be injected, which is how tests and the demo run the agent in-process.
+``build_engines`` runs the model through the runtime (docs/runtime.md): the delegate preference
+chain with fallback, the residency of the weights and the CPU quota of ``config.runtime``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import structlog
 
@@ -27,6 +29,7 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
 from edge_agent.pipeline.core import Envelope, Outcome, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
+from edge_agent.pipeline.pacing import CpuPacer, GovernorLike
 from edge_agent.pipeline.handlers import (
     DeadLetters,
     IntentHandler,
@@ -43,7 +46,7 @@ from edge_agent.store.outbox import DurablePublisher, Outbox
 from edge_agent.transport.base import Publisher, PublishOutcome
 from edge_agent.transport.mqtt import MqttTransport
 
-__all__ = ["Agent", "Engines", "build_engines", "configure_logging", "run_agent"]
+__all__ = ["Agent", "Engines", "RuntimeLike", "build_engines", "configure_logging", "open_model", "run_agent"]
 
 _log = structlog.get_logger("edge_agent.app")
 
@@ -52,13 +55,24 @@ EXIT_TRANSPORT = 3
 EXIT_STARTUP = 4
 
 
+class RuntimeLike(Protocol):
+    """The model runtime behind the engines (``edge_agent.runtime.chain.ChainRuntime``)."""
+
+    def stats(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class Engines:
-    """What the handlers run: the intent recognizer, the log service (None: logs go to the DLQ)."""
+    """What the handlers run: the intent recognizer, the log service (None: logs go to the DLQ),
+    the model runtime whose state goes into stats (None: injected engines without one) and the
+    CPU governor of ``runtime.cpu.quota`` (None: no quota)."""
 
     recognizer: RecognizerLike
     model_id: str
     log_service: LogServiceLike | None = None
+    runtime: RuntimeLike | None = None
+    governor: GovernorLike | None = None
 
 
 def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -> None:
@@ -78,27 +92,67 @@ def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -
 
 
 def build_engines(config: Config) -> Engines:
-    """Load the bundle, the model, the recognizer and the log service named by ``config``."""
+    """Load the bundle, the model (through the runtime chain, under the CPU quota), the recognizer
+    and the log service named by ``config``."""
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
-    from edge_agent.runtime.model import Model
 
+    governor = cpu_governor(config)
     bundle = startup_bundle(config, lambda: load_bundle(config.model.bundle or default_bundle_path()))
-    model = Model(bundle, backend=config.model.backend, threads=config.model.threads)
+    runtime, model = open_model(bundle, config, governor)
     home = Home.from_dict(config.home.model_dump(exclude_none=True), source="config home")
     recognizer = IntentRecognizer(model, home)
-    return Engines(recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model))
+    return Engines(
+        recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model),
+        runtime=runtime, governor=governor,
+    )
 
 
-def bundle_installer(config: Config) -> Any:
-    """The A/B installer under the state directory, with the trust store when one is configured."""
+def cpu_governor(config: Config) -> GovernorLike | None:
+    """Affinity and the duty-cycle governor of ``runtime.cpu`` (None without a quota)."""
+    from edge_agent.runtime.quota import governor_from_config
+
+    cpu = config.runtime.cpu
+    return governor_from_config(cpu.quota, cpu.affinity, burst_s=cpu.burst_ms / 1000)
+
+
+def open_model(bundle: Any, config: Config, governor: GovernorLike | None) -> tuple[RuntimeLike, Any]:
+    """The bundle's ``Model`` on the runtime chain of ``config.runtime``: every delegate of the
+    preference list probed against the CPU golden outputs, fallback at run time, transcripts as
+    interactive and log lines as background requests of the batching queue."""
+    from edge_agent.runtime.chain import open_runtime
+    from edge_agent.runtime.model import Model
+
+    rt_cfg = config.runtime
+    runtime = open_runtime(bundle, rt_cfg, governor=governor)  # type: ignore[arg-type]
+    try:
+        model = Model(bundle, backend=rt_cfg.backend, threads=rt_cfg.effective_threads,
+                      executors=runtime.executors)
+    except BaseException:
+        runtime.close()
+        raise
+    _log.info("app.runtime_open", model=bundle.model_id, **_runtime_summary(runtime.stats()))
+    return runtime, model
+
+
+def _runtime_summary(stats: dict[str, Any]) -> dict[str, Any]:
+    unavailable = {b["name"]: b["reason"] for b in stats.get("backends", []) if b.get("reason")}
+    return {"active": stats.get("active"), "unavailable": unavailable}
+
+
+def bundle_installer(config: Config, warm_up: Callable[[Any], Any] | None = None) -> Any:
+    """The A/B installer under the state directory, with the trust store when one is configured;
+    ``warm_up(bundle) -> model`` replaces the installer's plain CPU warm-up."""
     from edge_agent.runtime.install import BundleInstaller
     from edge_agent.runtime.signing import TrustStore
 
     rel = config.reliability
     trust = TrustStore.load(rel.bundles.trust_store) if rel.bundles.trust_store is not None else None
-    return BundleInstaller(resolve_state_dir(rel.state_dir, config.site_id), trust)
+    state_dir = resolve_state_dir(rel.state_dir, config.site_id)
+    if warm_up is None:
+        return BundleInstaller(state_dir, trust)
+    return BundleInstaller(state_dir, trust, warm_up=warm_up)
 
 
 def startup_bundle(config: Config, configured: Callable[[], Any]) -> Any:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
+from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.store.config import ReliabilityConfig
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ModelConfig",
     "MqttConfig",
     "PipelineConfig",
+    "RuntimeConfig",
     "TlsConfig",
     "TopicsConfig",
     "format_validation_error",
@@ -43,6 +45,8 @@ CREDENTIALS_ENV = "CREDENTIALS_DIRECTORY"
 _DEFAULT_CREDENTIAL = "mqtt_password"
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _TOPIC_FORBIDDEN = ("+", "#", "\x00")
+# keys that moved to another section: the error names the new place
+_MOVED = {("model", "backend"): "runtime.backend", ("model", "threads"): "runtime.threads"}
 
 
 class _Section(BaseModel):
@@ -167,13 +171,11 @@ class HomeConfig(_Section):
 
 
 class ModelConfig(_Section):
-    """The model bundle and how it is run."""
+    """Which model bundle is served (how it runs: the ``runtime`` section)."""
 
     bundle: Path | None = Field(
         None, description="bundle directory; default: the bundle shipped in the package"
     )
-    backend: Literal["auto", "tflite-runtime", "litert"] = Field("auto", description="inference backend")
-    threads: int = Field(1, ge=1, le=64, description="interpreter threads")
 
 
 class PipelineConfig(_Section):
@@ -203,6 +205,10 @@ class Config(_Section):
     topics: TopicsConfig = Field(default_factory=lambda: TopicsConfig.model_validate({}))
     home: HomeConfig = Field(default_factory=HomeConfig)
     model: ModelConfig = Field(default_factory=lambda: ModelConfig.model_validate({}))
+    runtime: RuntimeConfig = Field(
+        default_factory=lambda: RuntimeConfig.model_validate({}),
+        description="backend, delegate preference list, weight residency, CPU quota (docs/runtime.md)",
+    )
     pipeline: PipelineConfig = Field(default_factory=lambda: PipelineConfig.model_validate({}))
     logs: LogsConfig = Field(default_factory=lambda: LogsConfig.model_validate({}))
     hermes: HermesConfig = Field(default_factory=lambda: HermesConfig.model_validate({}))
@@ -238,6 +244,9 @@ def format_validation_error(exc: ValidationError, source: str = "config") -> str
 def _describe(err: Any) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
+        moved = _MOVED.get(tuple(str(part) for part in err["loc"]))
+        if moved is not None:
+            return f"moved: set {moved} instead (docs/runtime.md)"
         allowed = _allowed_keys(err["loc"][:-1])
         return f"unknown key; allowed keys here: {', '.join(allowed)}"
     msg = str(err.get("msg", "invalid"))

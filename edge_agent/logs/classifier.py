@@ -182,7 +182,6 @@ class LineClassifier:
         miner: TemplateMiner | None = None,
         heads: Sequence[str] | None = None,
     ) -> None:
-        self._model = model
         self._rules = RuleModel()
         self._threshold = anomaly_threshold
         self._temps = temperature_c
@@ -190,6 +189,10 @@ class LineClassifier:
         self._cache_size = cache_size
         self.miner = miner if miner is not None else TemplateMiner()
         self.model_runs = 0
+        self._use_model(model, heads)
+
+    def _use_model(self, model: LogModel | None, heads: Sequence[str] | None) -> None:
+        self._model = model
         self.heads = trusted_heads(model) if heads is None or model is None else frozenset(heads) & set(HEADS)
         if model is not None:
             self._sev_labels = list(model.labels.get("severity", SEVERITIES))
@@ -198,6 +201,13 @@ class LineClassifier:
     @property
     def has_model(self) -> bool:
         return self._model is not None
+
+    def swap_model(self, model: LogModel | None, heads: Sequence[str] | None = None) -> None:
+        """Label with ``model`` from now on (a newly activated bundle): its labels and trusted
+        heads apply, and the per-template cache is cleared so no old model's label is served.
+        Template ids are kept (the miner does not depend on the model)."""
+        self._use_model(model, heads)
+        self._cache.clear()
 
     def template_labels(self, items: Sequence[tuple[int, str, str]]) -> list[LogLabel]:
         """Labels of templates given as (template id, template text, example line); the model

@@ -84,6 +84,12 @@ class LogService:
     def miner(self) -> TemplateMiner:
         return self.classifier.miner
 
+    def swap_model(self, model: LogModel | None) -> None:
+        """Classify with ``model`` from the next call on (a bundle installed at run time).
+        Templates, open windows and alert state are kept; template labels are recomputed."""
+        self.classifier.swap_model(model)
+        self._info.clear()
+
     # -- the pipeline's two calls ----------------------------------------------------------------
 
     def ingest(self, source: str, lines: Sequence[RawLine], now: float) -> list[Outgoing]:

@@ -6,7 +6,20 @@ Example::
      "counters": {"received": 10, "intents": 9, "dlq": 1, ...},
      "queue": {"depth": 0, "capacity": 256, "backpressure_waits": 0},
      "latency_ms": {"count": 9, "p50": 1.2, "p95": 2.0, "p99": 2.4},
-     "rss_mb": 48.2, "cpu_percent": 3.5}
+     "rss_mb": 48.2, "cpu_percent": 3.5,
+     "runtime": {"active": "cpu",
+                 "backends": [{"name": "edgetpu", "kind": "edgetpu", "status": "unavailable",
+                               "reason": "libedgetpu.so.1 is not installed ...", "probes": 1,
+                               "failures": 0, "probe_ms": 0.4},
+                              {"name": "cpu", "kind": "cpu", "status": "active", ...}],
+                 "switches": [{"at": 1764500000.0, "from": null, "to": "cpu", "reason": "start"}],
+                 "failovers": 0, "retried_requests": 0, "served": 9, "batches": 9,
+                 "batched_requests": 9, "residency": "resident", "threads": 1,
+                 "cpu": {"quota_cores": 0.5, "throttled_s": 0.0, "throttle_calls": 0.0,
+                         "log_paced_s": 0.0, "log_paces": 3}}}
+
+``runtime`` is there when the agent runs its model through the runtime chain (always, for
+``edge-agent run``); ``runtime.cpu`` only with ``runtime.cpu.quota`` set (null otherwise).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from edge_agent.messages.intent import IntentMessage
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.pacing import CpuPacer
 from edge_agent.transport.base import Inbound
 
 __all__ = [
@@ -82,7 +83,10 @@ def logs_route(topics: SiteTopics) -> Route:
 
 
 class IntentHandler:
-    """Transcripts -> ``{prefix}/{site}/intent``. Batches what is already queued into one model call."""
+    """Transcripts -> ``{prefix}/{site}/intent``. Batches what is already queued into one model call.
+
+    Recognition is interactive work under the CPU quota (``pacer``): it never waits for it, and
+    log batches yield while it runs."""
 
     kind = "transcript"
     priority = 0
@@ -95,6 +99,7 @@ class IntentHandler:
         model_id: str,
         dead_letters: DeadLetters,
         batch_max: int = 16,
+        pacer: CpuPacer | None = None,
     ) -> None:
         self.recognizer = recognizer
         self.topics = topics
@@ -102,6 +107,7 @@ class IntentHandler:
         self.model_id = model_id
         self.dead = dead_letters
         self.batch_max = batch_max
+        self.pacer = pacer or CpuPacer(None)
         self._lock = threading.Lock()
 
     def swap(self, recognizer: RecognizerLike, model_id: str) -> None:
@@ -121,7 +127,7 @@ class IntentHandler:
         if not good:
             return outcomes
         try:
-            with self._lock:
+            with self.pacer.interactive(), self._lock:
                 results = list(self.recognizer.recognize([t.text for _, t in good]))
         except EdgeAgentError as exc:
             return outcomes + [self.dead.outcome(env, f"recognition failed: {exc}") for env, _ in good]
@@ -145,7 +151,9 @@ class IntentHandler:
 
 
 class LogHandler:
-    """Log lines of ``{prefix}/{site}/logs/{source}`` -> summaries and alerts of the log service."""
+    """Log lines of ``{prefix}/{site}/logs/{source}`` -> summaries and alerts of the log service.
+
+    Each source's lines are batch work under the CPU quota: ``pacer.pace()`` runs before each."""
 
     kind = "logs"
     priority = 10
@@ -157,12 +165,14 @@ class LogHandler:
         dead_letters: DeadLetters,
         batch_max: int = 256,
         batch_wait_s: float = 0.02,
+        pacer: CpuPacer | None = None,
     ) -> None:
         self.service = service
         self.topics = topics
         self.dead = dead_letters
         self.batch_max = batch_max
         self.batch_wait_s = batch_wait_s
+        self.pacer = pacer or CpuPacer(None)
         self._lock = threading.Lock()
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
@@ -179,6 +189,7 @@ class LogHandler:
             acc.extend(lines)
         now = time.time()
         for source, (envs, lines) in by_source.items():
+            self.pacer.pace()
             with self._lock:
                 produced = self.service.ingest(source, lines, now)
             outcomes.append(Outcome(inputs=envs, outputs=self._outputs(produced)))

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -68,6 +69,8 @@ class Pipeline:
         self.limiter = limiter
         self.limited_kinds = limited_kinds
         self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
+        # the model runtime's state (active backend, fallbacks, CPU quota): "runtime" in stats
+        self.runtime_stats: Callable[[], dict[str, Any] | None] | None = None
         self._gauges = ProcessGauges()
         self._started = time.monotonic()
         self._lock = threading.Lock()
@@ -303,7 +306,12 @@ class Pipeline:
             latency_ms=self.latency.summary(),
             rss_mb=self._gauges.rss_mb(),
             cpu_percent=self._gauges.cpu_percent(),
+            extra=self._runtime_extra(),
         )
+
+    def _runtime_extra(self) -> dict[str, Any]:
+        runtime = self.runtime_stats() if self.runtime_stats is not None else None
+        return {} if runtime is None else {"runtime": runtime}
 
     def publish_stats(self) -> None:
         message = self.stats()
