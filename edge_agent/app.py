@@ -29,7 +29,6 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
 from edge_agent.pipeline.core import Envelope, Outcome, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
-from edge_agent.pipeline.pacing import CpuPacer, GovernorLike
 from edge_agent.pipeline.handlers import (
     DeadLetters,
     IntentHandler,
@@ -39,6 +38,7 @@ from edge_agent.pipeline.handlers import (
     logs_route,
     transcript_route,
 )
+from edge_agent.pipeline.pacing import CpuPacer, GovernorLike
 from edge_agent.pipeline.service import Pipeline
 from edge_agent.security import redact_event
 from edge_agent.store.config import resolve_state_dir
@@ -125,7 +125,7 @@ def open_model(bundle: Any, config: Config, governor: GovernorLike | None) -> tu
     from edge_agent.runtime.model import Model
 
     rt_cfg = config.runtime
-    runtime = open_runtime(bundle, rt_cfg, governor=governor)  # type: ignore[arg-type]
+    runtime = open_runtime(bundle, rt_cfg, governor=governor)
     try:
         model = Model(bundle, backend=rt_cfg.backend, threads=rt_cfg.effective_threads,
                       executors=runtime.executors)
@@ -214,6 +214,11 @@ class Agent:
         rel = config.reliability
         self.state_dir = resolve_state_dir(rel.state_dir, config.site_id)
         self.durable: DurablePublisher | None = None
+        self.runtime = engines.runtime
+        self.governor = engines.governor
+        self.pacer = CpuPacer(engines.governor)
+        self._staged: dict[int, RuntimeLike] = {}  # id(model) -> its runtime, warmed up, not yet active
+        self._staged_lock = threading.Lock()
         dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
         self._register(engines, dead)
         self.transport = MqttTransport(
@@ -235,6 +240,7 @@ class Agent:
         )
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters
+        self.pipeline.runtime_stats = self._runtime_stats
         self._pipeline = self.pipeline
 
     def _publisher(self) -> Publisher:
@@ -274,26 +280,52 @@ class Agent:
         p = self.config.pipeline
         eco = self.ecosystem = _ecosystem(self.config, self.topics, engines)
         recognizer = eco.wrap_recognizer(engines.recognizer)
-        intents = IntentHandler(recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max)
+        intents = IntentHandler(
+            recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max, pacer=self.pacer
+        )
         self._intents = intents
         self._logs: LogHandler | None = None
         self.registry.add(transcript_route(self.topics), eco.wrap_handler(intents))
-        eco.register(self.registry, recognizer, intents._lock)  # Hermes, control, Home Assistant
+        # Hermes, control, Home Assistant: they recognize with whatever the intent handler serves now
+        eco.register(self.registry, _Serving(intents), intents._lock)
         if engines.log_service is not None:
             wait_s = p.log_batch_wait_ms / 1000
-            logs = LogHandler(engines.log_service, self.topics, dead, p.log_batch_max, wait_s)
+            logs = LogHandler(
+                engines.log_service, self.topics, dead, p.log_batch_max, wait_s, pacer=self.pacer
+            )
             self._logs = logs
             self.registry.add(logs_route(self.topics), eco.wrap_handler(logs))
         else:
             self.registry.add(logs_route(self.topics), _NoLogService(dead))
         allowed = self.config.reliability.bundles.install_from
         if allowed:
-            installer = bundle_installer(self.config)
+            warm_up = self._warm_up if self.runtime is not None else None
+            installer = bundle_installer(self.config, warm_up)
             command = BundleCommandHandler(installer, self.topics, allowed, self._activate)
             self.registry.add(bundle_route(self.topics), command)
 
+    def _warm_up(self, bundle: Any) -> Any:
+        """Installer warm-up: the new bundle on its own runtime chain (same ``runtime`` config and
+        CPU governor), checked with real inputs; it serves once activated."""
+        from edge_agent.runtime.install import _check_outputs
+
+        with self._staged_lock:  # installs run one at a time: anything still staged was refused
+            stale, self._staged = list(self._staged.values()), {}
+        for runtime in stale:
+            runtime.close()
+        runtime, model = open_model(bundle, self.config, self.governor)
+        try:
+            _check_outputs(bundle, model)
+        except BaseException:
+            runtime.close()
+            raise
+        with self._staged_lock:
+            self._staged[id(model)] = runtime
+        return model
+
     def _activate(self, result: Any) -> None:
-        """A bundle passed verification and warm-up: serve with its model from the next batch on."""
+        """A bundle passed verification and warm-up: serve with its model from the next batch on
+        (intents and log labels), then release the previous model's runtime."""
         from edge_agent.nlu.home import Home
         from edge_agent.nlu.recognizer import IntentRecognizer
 
@@ -301,8 +333,29 @@ class Agent:
         recognizer = self.ecosystem.wrap_recognizer(IntentRecognizer(result.model, home))
         self._intents.swap(recognizer, result.bundle.model_id)
         logs_swapped = self._logs.swap_model(result.model) if self._logs is not None else False
+        with self._staged_lock:
+            runtime = self._staged.pop(id(result.model), None)
+        previous = self.runtime
+        if runtime is not None:
+            self.runtime = runtime
+            if previous is not None:
+                previous.close()  # the handlers no longer reach it: both swaps took their locks
         _log.info("app.bundle_activated", model=result.bundle.model_id, slot=result.slot,
                   key_id=result.key_id, logs_swapped=logs_swapped)
+
+    def _runtime_stats(self) -> dict[str, Any] | None:
+        """``runtime`` of the stats message: active backend, why others are unavailable, switches,
+        residency, threads and the CPU quota's figures."""
+        runtime = self.runtime
+        if runtime is None:
+            return None
+        rt = self.config.runtime
+        return {
+            **runtime.stats(),
+            "residency": rt.residency,
+            "threads": rt.effective_threads,
+            "cpu": self.pacer.stats(),
+        }
 
     def _on_connected(self) -> None:
         """After every (re)connect (network thread, so nothing waits): flush the outbox, re-announce
@@ -354,7 +407,21 @@ class Agent:
         if self.durable is not None:
             self.durable.close()
         self.transport.close()
+        if self.runtime is not None:
+            self.runtime.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
+
+
+class _Serving:
+    """The recognizer the intent handler serves with now (it follows bundle swaps); recognition
+    through it is interactive work under the CPU quota. Callers hold the handler's lock."""
+
+    def __init__(self, handler: IntentHandler) -> None:
+        self._handler = handler
+
+    def recognize(self, texts: Any, context_area: str | None = None) -> Any:
+        with self._handler.pacer.interactive():
+            return self._handler.recognizer.recognize(texts, context_area)
 
 
 def _ecosystem(config: Config, topics: SiteTopics, engines: Engines) -> Ecosystem:

@@ -46,7 +46,10 @@ _DEFAULT_CREDENTIAL = "mqtt_password"
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _TOPIC_FORBIDDEN = ("+", "#", "\x00")
 # keys that moved to another section: the error names the new place
-_MOVED = {("model", "backend"): "runtime.backend", ("model", "threads"): "runtime.threads"}
+_MOVED: dict[tuple[str, ...], str] = {
+    ("model", "backend"): "runtime.backend",
+    ("model", "threads"): "runtime.threads",
+}
 
 
 class _Section(BaseModel):

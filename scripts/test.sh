@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 . scripts/_env.sh
 ensure_venv
 install_package dev
+# test-only: tests/test_hermes.py checks our payloads against rhasspy-hermes' own classes; its old
+# pins (dataclasses-json, paho-mqtt 1.x) are not needed for that, so it goes in without them
+"$VENV/bin/python" -m pip install -q --no-deps 'rhasspy-hermes==0.6.2'
 ensure_mosquitto
 echo "==> ruff" >&2
 "$VENV/bin/ruff" check .

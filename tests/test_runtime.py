@@ -110,9 +110,9 @@ def test_wrong_ids_shape_is_an_inference_error(model: Model) -> None:
         model.run_intents(np.zeros((1, model.max_len + 1), np.int32))
 
 
-def test_stream_residency_is_refused_by_the_resident_runtime(bundle) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(BundleError, match="residency"):
-        Model(bundle, residency="stream")
+def test_unknown_residency_is_refused(bundle) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BundleError, match="unknown residency 'swap'"):
+        Model(bundle, residency="swap")
 
 
 def test_tokenizer_offsets_and_truncation(bundle) -> None:  # type: ignore[no-untyped-def]

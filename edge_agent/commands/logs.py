@@ -7,6 +7,8 @@ lines included; those say ``"truncated": true`` or ``"invalid_utf8": true``)::
 
 ``summarize`` writes the alert and summary payloads the agent would publish, one per line.
 Without a model bundle the labels come from keyword rules (said once on stderr).
+``--residency stream|auto`` with ``--weight-budget-mb`` runs a bundle larger than the RAM it may
+use (docs/runtime.md); the labels are the same as with ``resident``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
-from edge_agent.errors import EdgeAgentError
+from edge_agent.errors import ConfigError, EdgeAgentError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import decode_line
 from edge_agent.logs.records import RawLine
@@ -30,6 +32,21 @@ __all__ = ["read_lines", "register"]
 
 _CHUNK = 256
 _BACKENDS = ("auto", "tflite-runtime", "litert")
+_RESIDENCIES = ("resident", "stream", "auto")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -50,6 +67,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", help="log file, or - for stdin (default)")
     p.add_argument("--bundle", type=Path, help="model bundle directory (default: the shipped bundle)")
     p.add_argument("--backend", choices=_BACKENDS, default="auto", help="TFLite interpreter package")
+    p.add_argument("--threads", type=_positive_int, default=1, help="interpreter threads (default 1)")
+    p.add_argument("--residency", choices=_RESIDENCIES, default="resident",
+                   help="keep all segments mapped (resident), map each just before it runs (stream), "
+                   "or keep what fits in --weight-budget-mb and stream the rest (auto)")
+    p.add_argument("--weight-budget-mb", type=_positive_float, default=None,
+                   help="MB of weights mapped at once when streaming (auto needs it)")
     p.add_argument("--no-model", action="store_true", help="keyword labels only, even with a bundle")
     p.add_argument("--state-dir", type=Path, default=None, help="keep templates here across runs")
 
@@ -71,7 +94,10 @@ def _load_model(args: argparse.Namespace) -> Any:
     if args.bundle is None and not (Path(path) / "manifest.json").exists():
         print("edge-agent logs: no model bundle installed; labels come from keyword rules", file=sys.stderr)
         return None
-    return Model(load_bundle(path), backend=args.backend)
+    if args.residency == "auto" and args.weight_budget_mb is None:
+        raise ConfigError("--residency auto needs --weight-budget-mb (MB of weights to keep mapped)")
+    return Model(load_bundle(path), backend=args.backend, threads=args.threads, residency=args.residency,
+                 weight_budget_mb=args.weight_budget_mb)
 
 
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:

@@ -549,20 +549,32 @@ def build_slots(
     context_area: str | None,
 ) -> dict[str, SlotValue]:
     """Final slots for one recognized utterance (see module docstring)."""
+    spans = snap_to_words(text, spans)
     if home is not None:
+        spans = _align_to_home(text, spans, home)
         spans = _repair_names(text, intent, list(spans), home)
     if intent in _TIMER_INTENTS:
         spans = _timer_spans(text, intent, list(spans), home)
+    spans = _grow_spans(text, spans, home)
     groups = _group(text, spans)
     out = _Out()
     _places(out, groups, home)
     _things(out, groups, intent, home)
     _values(out, text, groups)
-    _names(out, groups, intent, home)
+    _names(out, groups, intent, home, text)
+    if home is not None:
+        _prefer_home_entity(out, text, intent, groups, home)
     if intent in ("HassTurnOn", "HassTurnOff") and "name" not in out.slots:
         domain = out.slots.get("domain")
         if domain is not None and domain.value in ("fan", "lock") and "device_class" not in out.slots:
             out.slots["name"] = SlotValue("all", domain.raw, domain.start, domain.end, domain.confidence)
+    if home is not None:
+        _fill_from_home(out, text, intent, spans, home)
+    _implied_light(out, text, intent)
+    _untagged_kind(out, text, intent, spans)
+    _untagged_on_off(out, text, intent, spans)
+    if intent == "HassMediaSearchAndPlay":
+        _media_query(out, text, home)
     _context(out, text, intent, context_area)
     return out.slots
 
@@ -747,7 +759,13 @@ def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | N
             out.put("floor", floor if floor is not None else raw, span, raw)
 
 
+_GENERIC_THINGS = frozenset(
+    ("device", "devices", "thing", "things", "anything", "something", "stuff", "gadgets", "appliances")
+)
+
+
 def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
+    _state_words_as_class(groups)
     has_state = "state" in groups
     for span, raw in groups.get("device_class", [])[:1]:
         found = device_class_for(raw, intent, has_state)
@@ -757,6 +775,8 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
         else:
             out.put("device_class", _key(raw).replace(" ", "_"), span, raw)
     for span, raw in groups.get("domain", [])[:1]:
+        if _key(raw) in _GENERIC_THINGS:
+            continue  # "which devices are on?" names no kind of device
         domain = _lookup(_DOMAIN_BY_WORD, raw)
         if domain is None and "device_class" not in out.slots:
             found = device_class_for(raw, intent, has_state)
@@ -779,6 +799,18 @@ _NUMBER_TAIL = re.compile(
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|%|°)+",
     re.IGNORECASE,
 )
+
+
+def _following(text: str, items: list[tuple[Span, str]]) -> list[tuple[Span, str]]:
+    """The pieces after the first that continue it with only spaces between."""
+    out: list[tuple[Span, str]] = []
+    last = items[0][0]
+    for span, raw in items[1:]:
+        if text[last.end : span.start].strip():
+            break
+        out.append((span, raw))
+        last = span
+    return out
 
 
 def _grow_number(text: str, span: Span) -> tuple[Span, str]:
@@ -821,14 +853,17 @@ def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> 
             for unit, amount in parts.items():
                 out.put(prefix + unit, amount, span, raw)
     for slot in ("item", "search_query", "message", "conversation_command"):
-        for span, raw in groups.get(slot, [])[:1]:
+        if slot in groups:  # "Break" + "ing Bad": pieces of one title are read together
+            span, raw = _merged(text, groups[slot][:1] + _following(text, groups[slot]))
             out.put(slot, raw.strip(" ?.!,"), span, raw)
     for span, raw in groups.get("media_class", [])[:1]:
         media = _lookup(_MEDIA_BY_WORD, raw)
         out.put("media_class", media if media is not None else _key(raw), span, raw)
 
 
-def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
+def _names(
+    out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None, text: str = ""
+) -> None:
     for span, raw in groups.get("timer_name", [])[:1]:
         out.put("name", raw.strip(" ?.!,"), span, raw)
     for span, raw in groups.get("list_name", [])[:1]:
@@ -840,15 +875,21 @@ def _names(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, ho
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
         entity = home.resolve_entity(raw) if home else None
+        allowed = _INTENT_DOMAINS.get(intent)
+        if entity is not None and allowed is not None and entity.domain not in allowed:
+            kind = _word_kind(raw, "name")
+            if kind != "name":  # "lights" that only resolve to a light *sensor*: a kind of device
+                _things(out, {kind: [(Span(span.start, span.end, kind, span.confidence), raw)]}, intent, home)
+                continue
         if entity is None:
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
         entity = _pick_same_name(home, entity, out, groups) if home else entity
         out.put("name", entity.name, span, raw)
-        out.put("domain", entity.domain, span, raw)
-        if entity.device_class and "device_class" not in out.slots:
-            out.put("device_class", entity.device_class, span, raw)
-    _state(out, groups, intent)
+        out.put("domain", entity.domain, span, raw, overwrite=True)
+        if entity.device_class:  # the entity's own class, not a loosely tagged word ("amount")
+            out.put("device_class", entity.device_class, span, raw, overwrite=True)
+    _state(out, groups, intent, text)
 
 
 def _pick_same_name(
@@ -880,7 +921,13 @@ def _pick_same_name(
     return entity
 
 
-def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) -> None:
+_PEOPLE_WORDS = re.compile(
+    r"\b(who|anyone|anybody|everyone|everybody|someone|somebody|people|persons|residents|family)\b",
+    re.IGNORECASE,
+)
+
+
+def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, text: str = "") -> None:
     domain_slot, dc_slot = out.slots.get("domain"), out.slots.get("device_class")
     domain = domain_slot.value if domain_slot is not None else None
     dc = dc_slot.value if dc_slot is not None else None
@@ -890,7 +937,17 @@ def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str) ->
             domain, dc = "lock", None  # "are all doors locked?" asks about locks
             out.put("domain", "lock", span, raw, overwrite=True)
             out.slots.pop("device_class", None)
-        if intent == "HassGetState" and "name" not in out.slots:
+        if (
+            intent == "HassGetState"
+            and "name" not in out.slots
+            and domain in (None, "person")
+            and dc is None
+            and key in _HOME_WORDS + _AWAY_WORDS
+            and _PEOPLE_WORDS.search(text)
+        ):
+            domain = "person"  # "is anyone at home?", "who is home?"
+            out.put("domain", "person", span, raw)
+        if intent == "HassGetState" and "name" not in out.slots and domain != "person":
             implied = STATE_CLASSES.get(key)
             if domain == "light" and key == "detected":
                 implied, domain = "light", None
@@ -929,8 +986,9 @@ def dc_slot_span(slot: SlotValue) -> Span:
 def _context(out: _Out, text: str, intent: str, context_area: str | None) -> None:
     if not context_area or intent not in CONTEXT_INTENTS:
         return
-    if {"area", "floor", "name"} & set(out.slots):
-        return
+    spoken = {"area", "floor", "name"} & set(out.slots)
+    if spoken and not (spoken == {"name"} and out.slots["name"].value == "all" and intent != "HassGetState"):
+        return  # a place or a name was spoken; "all" (the fans of the room) still needs the room
     if intent == "HassGetState":
         if not mentions_here(text):
             return
@@ -942,3 +1000,550 @@ def _context(out: _Out, text: str, intent: str, context_area: str | None) -> Non
 def canonical(text: str) -> str:
     """Exposed for tests and the bench: the comparison key used for names."""
     return canonical_key(text)
+
+
+# ------------------------------------------------------------------------------ span repair
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum()
+
+
+_JOINABLE = frozenset(
+    (
+        "list_name", "item", "search_query", "message", "conversation_command", "timer_name", "state",
+        "brightness", "position", "percentage", "volume_level", "temperature", "color", "media_class",
+    )
+)  # fmt: skip
+
+
+def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words;
+    pieces that then overlap are merged (same slot) or the one that covered more text wins."""
+    grown: list[tuple[Span, int]] = []
+    for sp in sorted(spans, key=lambda s: (s.start, s.end)):
+        start, end = max(0, sp.start), min(len(text), sp.end)
+        if end <= start:
+            grown.append((sp, 0))
+            continue
+        while start > 0 and _is_word_char(text[start - 1]) and _is_word_char(text[start]):
+            start -= 1
+        while end < len(text) and _is_word_char(text[end]) and _is_word_char(text[end - 1]):
+            end += 1
+        grown.append((Span(start, end, sp.slot, sp.confidence), min(len(text), sp.end) - max(0, sp.start)))
+    out: list[tuple[Span, int]] = []
+    for sp, covered in grown:
+        if (
+            out
+            and covered
+            and out[-1][1]
+            and sp.slot == out[-1][0].slot
+            and sp.slot in _JOINABLE
+            and sp.start >= out[-1][0].end
+            and not text[out[-1][0].end : sp.start].strip()
+            and (sp.slot != "state" or _key(text[out[-1][0].start : sp.end]) in _STATE_PHRASES)
+        ):
+            prev, prev_cov = out[-1]  # "trader" + "joes": one value tagged word by word
+            out[-1] = (
+                Span(prev.start, sp.end, sp.slot, min(prev.confidence, sp.confidence)),
+                prev_cov + covered,
+            )
+            continue
+        if out and covered and out[-1][1] and sp.start < out[-1][0].end:
+            prev, prev_cov = out[-1]
+            if prev.slot == sp.slot:
+                joined = Span(prev.start, max(prev.end, sp.end), sp.slot, min(prev.confidence, sp.confidence))
+                out[-1] = (joined, prev_cov + covered)
+            elif covered > prev_cov:
+                out[-1] = (sp, covered)
+            continue
+        out.append((sp, covered))
+    return [sp for sp, _ in out]
+
+
+_MentionCache = dict[int, tuple[Home, "re.Pattern[str] | None", dict[str, tuple[str, str]]]]
+_MENTIONS: _MentionCache = {}
+
+
+def _mention_index(home: Home) -> tuple[re.Pattern[str] | None, dict[str, tuple[str, str]]]:
+    """One regex over every spoken entity name, area and floor of the home (longest first)."""
+    cached = _MENTIONS.get(id(home))
+    if cached is not None and cached[0] is home:
+        return cached[1], cached[2]
+    table: dict[str, tuple[str, str]] = {}
+    for kind, values in (
+        ("floor", home.floors),
+        ("area", home.areas),
+        ("name", [n for e in home.entities for n in e.spoken_names()]),
+    ):
+        for value in values:
+            key = re.sub(r"\s+", " ", value.lower()).strip()
+            if len(key) >= 2:
+                table[key] = (kind, value)  # an entity called like its room wins: it is more specific
+    pattern = None
+    if table:
+        alts = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+        pattern = re.compile(rf"(?<![a-z0-9])(?:{alts})(?![a-z0-9])")
+    if len(_MENTIONS) > 32:
+        _MENTIONS.clear()
+    _MENTIONS[id(home)] = (home, pattern, table)
+    return pattern, table
+
+
+def home_mentions(text: str, home: Home) -> list[tuple[int, int, str, str]]:
+    """Word-bounded mentions of the home's names, areas and floors: (start, end, kind, value)."""
+    pattern, table = _mention_index(home)
+    if pattern is None:
+        return []
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return []
+    out = []
+    for m in pattern.finditer(lowered):
+        kind, value = table[m.group(0)]
+        out.append((m.start(), m.end(), kind, value))
+    return out
+
+
+def _resolves(home: Home, slot: str, raw: str) -> bool:
+    if slot == "name":
+        return home.resolve_entity(raw) is not None
+    if slot == "area":
+        return home.resolve_area(raw) is not None
+    return home.resolve_floor(raw) is not None
+
+
+def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
+    """A place span that resolves to nothing but overlaps a word-exact mention of a home name, area or
+    floor ("living" of "living room", "room fan") takes the mention's extent and kind; what it
+    covered outside the mention stays, re-read as a domain / class word when it is one."""
+    for start, end, kind, _ in home_mentions(text, home):
+        over = [sp for sp in spans if sp.slot in _PLACE_SLOTS and sp.start < end and start < sp.end]
+        if not over or any(_resolves(home, sp.slot, text[sp.start : sp.end]) for sp in over):
+            continue
+        if all(sp.start <= start and sp.end >= end for sp in over):
+            continue  # a longer name that merely contains a room ("Outside Humidity") stays whole
+        if any(sp.slot not in _PLACE_SLOTS and sp.start < end and start < sp.end for sp in spans):
+            continue
+        if (
+            all(sp.start >= start and sp.end <= end for sp in over)
+            and len(over) == 1
+            and ((over[0].start, over[0].end) == (start, end))
+        ):
+            continue
+        conf = min(sp.confidence for sp in over)
+        keep = [sp for sp in spans if sp not in over]
+        keep.append(Span(start, end, kind, conf))
+        for sp in over:
+            for a, b in ((sp.start, start), (end, sp.end)):
+                piece = text[a:b] if b > a else ""
+                if not piece.strip():
+                    continue
+                lead = len(piece) - len(piece.lstrip())
+                a2, b2 = a + lead, a + lead + len(piece.strip())
+                keep.append(Span(a2, b2, _word_kind(text[a2:b2], sp.slot), sp.confidence))
+        spans = sorted(keep, key=lambda sp: sp.start)
+    return spans
+
+
+def _word_kind(raw: str, default: str) -> str:
+    key = _key(raw)
+    if key in _DOMAIN_BY_WORD:
+        return "domain"
+    if key in _COVER_BY_WORD or key in _BINARY_BY_WORD or key in _SENSOR_BY_WORD:
+        return "device_class"
+    return default
+
+
+_MEDIA_INTENTS = frozenset(
+    {
+        "HassMediaPause",
+        "HassMediaUnpause",
+        "HassMediaNext",
+        "HassMediaPrevious",
+        "HassSetVolume",
+        "HassSetVolumeRelative",
+        "HassMediaPlayerMute",
+        "HassMediaPlayerUnmute",
+        "HassMediaSearchAndPlay",
+    }
+)
+_INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
+    **{i: ("media_player",) for i in _MEDIA_INTENTS},
+    "HassLightSet": ("light",),
+    "EdgeLightSetRelative": ("light",),
+    "HassSetPosition": ("cover", "valve"),
+    "HassStopMoving": ("cover", "valve"),
+    "HassClimateSetTemperature": ("climate",),
+    "HassClimateGetTemperature": ("climate", "sensor"),
+    "EdgeClimateSetRelative": ("climate",),
+    "HassFanSetSpeed": ("fan",),
+    "HassVacuumStart": ("vacuum",),
+    "HassVacuumReturnToBase": ("vacuum",),
+    "HassLawnMowerStartMowing": ("lawn_mower",),
+    "HassLawnMowerDock": ("lawn_mower",),
+    "HassTurnOn": ("light", "switch", "fan", "cover", "lock", "valve", "media_player", "scene", "script"),
+    "HassTurnOff": ("light", "switch", "fan", "cover", "lock", "valve", "media_player", "script"),
+    "HassToggle": ("light", "switch", "fan", "cover", "lock", "valve", "media_player"),
+}
+
+
+_MEDIA_AFTER = re.compile(r"\s+(\w+)")
+
+
+def _media_word_starts(text: str, start: int, end: int) -> bool:
+    """The mention begins a media class phrase ("tv" of "tv show")."""
+    nxt = _MEDIA_AFTER.match(text, end)
+    return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in _MEDIA_BY_WORD
+
+
+def _fill_from_home(out: _Out, text: str, intent: str, spans: Sequence[Span], home: Home) -> None:
+    """Targets the tagger missed: an untagged, word-exact mention of an entity of a kind this intent
+    acts on becomes the name when none was found ("skip on the TV"), and an untagged mention of an
+    area or floor becomes the place when none was found ("activate kitchen party mode")."""
+    domains = _INTENT_DOMAINS.get(intent)
+    if domains is None and intent != "HassGetState":
+        return
+    taken = [(sp.start, sp.end) for sp in spans if sp.slot not in _PLACE_SLOTS]
+    taken += [(v.start, v.end) for v in out.slots.values() if v.start >= 0]  # where place spans ended up
+    for start, end, kind, value in sorted(home_mentions(text, home), key=lambda m: m[0] - m[1]):
+        if any(a < end and start < b for a, b in taken):
+            continue
+        raw = text[start:end]
+        span = Span(start, end, kind, 0.5)
+        if kind == "name":
+            entity = home.resolve_entity(value, fuzzy=False)
+            if "name" in out.slots or domains is None or entity is None or entity.domain not in domains:
+                continue
+            if _key(raw) in spoken_device_words() and domains == _INTENT_DOMAINS["HassTurnOn"]:
+                continue  # "turn on the light" is not the entity called "Light"
+            if _media_word_starts(text, start, end):
+                continue  # "tv" of "tv show"
+            out.put("name", entity.name, span, raw)
+            out.put("domain", entity.domain, span, raw)
+            if entity.device_class and "device_class" not in out.slots:
+                out.put("device_class", entity.device_class, span, raw)
+        elif not {"area", "floor"} & set(out.slots):
+            out.put(kind, value, span, raw)
+        else:
+            continue
+        taken.append((start, end))
+
+
+_LIGHT_VERBS = re.compile(r"\b(light (?:it |them |everything )?up|illuminate)\b", re.IGNORECASE)
+
+
+def _implied_light(out: _Out, text: str, intent: str) -> None:
+    """ "light up the kitchen" / "illuminate the hall": the verb names the lights."""
+    if intent not in ("HassTurnOn", "HassTurnOff") or {"domain", "name"} & set(out.slots):
+        return
+    m = _LIGHT_VERBS.search(text)
+    if m is not None:
+        out.put("domain", "light", Span(m.start(), m.end(), "domain", 0.5), m.group(0))
+
+
+def _state_words_as_class(groups: dict[str, list[tuple[Span, str]]]) -> None:
+    """A class word tagged as the state ("are any *openings* open?") is the device class."""
+    if "device_class" in groups or "domain" in groups:
+        return
+    states = groups.get("state", [])
+    for i, (span, raw) in enumerate(states):
+        key = _key(raw)
+        if key in _BINARY_BY_WORD and key not in STATE_CLASSES and _state_value(raw, None, None) == key:
+            groups["device_class"] = [(Span(span.start, span.end, "device_class", span.confidence), raw)]
+            del states[i]
+            if not states:
+                del groups["state"]
+            return
+
+
+def _overlaps(a: SlotValue, start: int, end: int) -> bool:
+    return a.start >= 0 and a.start < end and start < a.end
+
+
+def _prefer_home_entity(
+    out: _Out, text: str, intent: str, groups: dict[str, list[tuple[Span, str]]], home: Home
+) -> None:
+    """The tagger's name resolves to nothing (or is missing) while the text says an entity's name
+    word for word ("what is the Outside Humidity", "is the phone battery low"): that entity is the
+    name, with its own domain and class; place and state pieces inside the name are dropped."""
+    domains = _INTENT_DOMAINS.get(intent, () if intent != "HassGetState" else None)
+    if domains == ():
+        return
+    name = out.slots.get("name")
+    if name is not None and (name.value == "all" or home.resolve_entity(str(name.value), fuzzy=False)):
+        return
+    best: tuple[int, int, Entity] | None = None
+    for start, end, kind, value in home_mentions(text, home):
+        if kind != "name":
+            continue
+        entity = home.resolve_entity(value, fuzzy=False)
+        if entity is None or (domains is not None and entity.domain not in domains):
+            continue
+        if _key(text[start:end]) in spoken_device_words() and any(
+            _overlaps(out.slots[k], start, end) for k in ("domain", "device_class") if k in out.slots
+        ):
+            continue  # "turn on the light": the word was read as a kind of device
+        if _media_word_starts(text, start, end) or (
+            "media_class" in out.slots and _overlaps(out.slots["media_class"], start, end)
+        ):
+            continue
+        if best is None or end - start > best[1] - best[0]:
+            best = (start, end, entity)
+    if best is None:
+        return
+    start, end, entity = best
+    for slot in ("area", "floor"):
+        if slot in out.slots and _overlaps(out.slots[slot], start, end):
+            del out.slots[slot]
+    out.slots.pop("state", None)  # read again for this entity's domain and class
+    if "state" in groups:
+        groups["state"] = [
+            (sp, raw) for sp, raw in groups["state"] if not (sp.start < end and start < sp.end)
+        ]
+    raw = text[start:end]
+    span = Span(start, end, "name", name.confidence if name is not None else 0.5)
+    chosen = _pick_same_name(home, entity, out, groups)
+    for slot in ("name", "domain", "device_class"):
+        out.slots.pop(slot, None)
+    out.put("name", chosen.name, span, raw)
+    out.put("domain", chosen.domain, span, raw)
+    if chosen.device_class:
+        out.put("device_class", chosen.device_class, span, raw)
+    _state(out, groups, intent, text)
+
+
+_PLAY_LEAD = re.compile(
+    r"^\W*(?:(?:hey|ok|okay|please|can you|could you|would you|i want to|i'd like to|let's)\s+)*"
+    r"(?:play|put on|listen to|watch|stream|start playing|queue up|throw on|hear)\s+(?:me\s+|some\s+)?",
+    re.IGNORECASE,
+)
+_PLACE_TAIL = re.compile(r"\s+(?:on|in|at|through|via)\s+(?:the\s+|my\s+|our\s+)?", re.IGNORECASE)
+_QUERY_STOP = frozenset(
+    (
+        "play", "playing", "on", "the", "a", "an", "some", "me", "to", "listen", "watch", "hear", "put",
+        "stream", "up", "queue", "throw", "find", "for", "search", "look", "start", "want", "like", "please",
+        "can", "you", "could", "i", "i'd", "let's", "and", "it", "of",
+    )
+)  # fmt: skip
+
+
+def _media_query(out: _Out, text: str, home: Home | None) -> None:
+    """What to play, when the tagger missed it or cut it short: the words after the play verb up to
+    the player or room ("play the Queen album on the TV"), less a media class word at either end."""
+    slot = out.slots.get("search_query")
+    if slot is not None:
+        _grow_query_left(out, text, slot)
+        _split_media_word(out, text)
+        return
+    lead = _PLAY_LEAD.match(text)
+    if lead is None:
+        return
+    start = lead.end()
+    stop = len(text.rstrip(" ?.!,"))
+    mentions = {m[0] for m in home_mentions(text, home)} if home is not None else set()
+    for tail in _PLACE_TAIL.finditer(text, start):
+        if tail.end() in mentions or mentions_here(text[tail.start() :]):
+            stop = tail.start()
+            break
+    words = text[start:stop].split()
+    media: tuple[str, str] | None = None
+    if words and words[0].lower() == "the" and len(words) > 2 and _lookup(_MEDIA_BY_WORD, words[1]):
+        words = words[1:]
+    for pick in (2, 1):
+        if len(words) > pick and " ".join(words[:pick]).lower() in _MEDIA_BY_WORD:
+            media, words = (
+                (_MEDIA_BY_WORD[" ".join(words[:pick]).lower()], " ".join(words[:pick])),
+                words[pick:],
+            )
+            break
+        if len(words) > pick and " ".join(words[-pick:]).lower() in _MEDIA_BY_WORD:
+            media, words = (
+                (_MEDIA_BY_WORD[" ".join(words[-pick:]).lower()], " ".join(words[-pick:])),
+                words[:-pick],
+            )
+            if words and words[0].lower() == "the":
+                words = words[1:]
+            break
+    query = " ".join(words).strip(" ?.!,")
+    if not query:
+        return
+    q_start = text.find(query, start)
+    q_end = q_start + len(query)
+    for name in ("area", "floor", "name", "domain", "device_class", "media_class"):
+        value = out.slots.get(name)
+        if value is not None and value.start >= 0 and value.start < q_end and q_start < value.end:
+            del out.slots[name]
+    span = Span(q_start, q_end, "search_query", 0.5)
+    out.put("search_query", query, span, query)
+    if media is not None and "media_class" not in out.slots:
+        m_start = text.lower().find(media[1].lower(), start)
+        out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
+
+
+def _grow_query_left(out: _Out, text: str, slot: SlotValue) -> None:
+    """ "Abbey" + tagged "Road": untagged words just before the query that are not the verb, an
+    article or a media class word belong to it."""
+    if slot.start < 0:
+        return
+    taken = [(v.start, v.end) for k, v in out.slots.items() if k != "search_query" and v.start >= 0]
+    start = slot.start
+    for m in reversed(list(_WORD.finditer(text, 0, slot.start))):
+        word = m.group(0)
+        if (
+            text[m.end() : start].strip()
+            or (word.lower() in _QUERY_STOP and word != "The")  # a capital "The" starts a title
+            or word.lower() in _MEDIA_BY_WORD
+            or any(a < m.end() and m.start() < b for a, b in taken)
+        ):
+            break
+        start = m.start()
+    if start != slot.start:
+        raw = text[start : slot.end]
+        out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
+
+
+# ------------------------------------------------------------------------------ cut-short spans
+_STATE_PHRASES = frozenset(
+    (*STATE_CLASSES, *_ON_WORDS, *_OFF_WORDS, *_OPEN_WORDS, *_CLOSED_WORDS, *_HOME_WORDS, *_AWAY_WORDS)
+)
+_VALUE_PARSERS: dict[str, Callable[[str], object]] = {
+    "brightness": nz.parse_brightness,
+    "position": nz.parse_percentage,
+    "percentage": nz.parse_percentage,
+    "volume_level": nz.parse_percentage,
+    "temperature": nz.parse_temperature,
+    "color": nz.parse_color,
+}
+
+
+def _understood(text: str, slot: str, home: Home | None) -> bool:
+    """Whether a span's words already mean something for its slot."""
+    key = _key(text)
+    if slot == "state":
+        return (
+            key in _STATE_PHRASES
+            or key in _BINARY_OFF
+            or any(key in c[1] + c[2] for c in BINARY_CLASSES.values())
+        )
+    if slot == "domain":
+        return _lookup(_DOMAIN_BY_WORD, text) is not None or device_class_for(text, "", False) is not None
+    if slot == "device_class":
+        return device_class_for(text, "HassGetState", False) is not None
+    if slot == "media_class":
+        return _lookup(_MEDIA_BY_WORD, text) is not None
+    if slot == "list_name":
+        spoken = re.sub(r"\s+list$", "", text.strip(" ?.!,"), flags=re.IGNORECASE)
+        return home is None or home.resolve_list(spoken, fuzzy=False) is not None
+    parse = _VALUE_PARSERS.get(slot)
+    return parse is None or parse(text) is not None
+
+
+def _grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
+    """A state, kind, value or list-name span the tagger cut short ("at" of "at home", "single" of
+    "every single light", "the" of "the lowest", "trader" of "trader joes") takes up to two following
+    untagged words when that makes it mean something; a value that is really a color becomes one."""
+    out = sorted(spans, key=lambda sp: sp.start)
+    for i, sp in enumerate(out):
+        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *_VALUE_PARSERS):
+            continue
+        raw = text[max(0, sp.start) : sp.end]
+        if not raw.strip() or _understood(raw, sp.slot, home):
+            continue
+        limit = out[i + 1].start if i + 1 < len(out) else len(text)
+        end = sp.end
+        for _ in range(2):
+            word = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
+            if word is None or word.end() > limit:
+                break
+            end = word.end()
+            if _understood(text[sp.start : end], sp.slot, home):
+                out[i] = Span(sp.start, end, sp.slot, sp.confidence)
+                break
+        else:
+            if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
+                out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
+    return out
+
+
+_KIND_INTENTS = frozenset(("HassTurnOn", "HassTurnOff", "HassToggle", "HassSetPosition", "HassStopMoving"))
+
+
+def _untagged_kind(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> None:
+    """ "open the curtains" with nothing tagged: an untagged word for a kind of device is the kind."""
+    if intent not in _KIND_INTENTS or {"name", "domain", "device_class"} & set(out.slots):
+        return
+    taken = [(sp.start, sp.end) for sp in spans]
+    lowered = text.lower()
+    for word in sorted({*_COVER_BY_WORD, *_DOMAIN_BY_WORD}, key=len, reverse=True):
+        for m in re.finditer(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", lowered):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            span = Span(m.start(), m.end(), "domain", 0.5)
+            raw = text[m.start() : m.end()]
+            if word in ("door", "doors") and re.search(r"\b(?:un)?lock", lowered):
+                out.put("domain", "lock", span, raw)  # "lock the kitchen door"
+            elif word in _COVER_BY_WORD:
+                out.put("domain", "cover", span, raw)
+                out.put("device_class", _COVER_BY_WORD[word], span, raw)
+            elif word not in ("light", "light up", "music", "heat"):
+                out.put("domain", _DOMAIN_BY_WORD[word], span, raw)
+            else:
+                continue
+            return
+
+
+_ON_OFF = re.compile(r"(?<![a-z0-9])(on|off)(?![a-z0-9])")
+
+
+def _untagged_on_off(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> None:
+    """ "are any switches on at the first floor?": the untagged on/off of a state question."""
+    if intent != "HassGetState" or "state" in out.slots:
+        return
+    domain = out.slots.get("domain")
+    if domain is None or domain.value not in ("light", "switch", "fan", "media_player"):
+        return
+    taken = [(sp.start, sp.end) for sp in spans]
+    for m in _ON_OFF.finditer(text.lower()):
+        if not any(a < m.end() and m.start() < b for a, b in taken):
+            out.put("state", m.group(1), Span(m.start(), m.end(), "state", 0.5), text[m.start() : m.end()])
+            return
+
+
+def _split_media_word(out: _Out, text: str) -> None:
+    """ "Beatles artist" read as one query: a media class word at its end is the media class."""
+    slot = out.slots["search_query"]
+    words = str(slot.value).split()
+    if len(words) < 2 or slot.start < 0 or words[-1].lower() not in _MEDIA_BY_WORD:
+        return
+    last = words[-1]
+    if "media_class" not in out.slots:
+        m_start = slot.start + slot.raw.rfind(last)
+        out.put(
+            "media_class",
+            _MEDIA_BY_WORD[last.lower()],
+            Span(m_start, m_start + len(last), "media_class", 0.5),
+            last,
+        )
+    words = words[:-1]
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    query = " ".join(words)
+    q_start = text.find(query, slot.start)
+    out.slots["search_query"] = SlotValue(query, query, q_start, q_start + len(query), slot.confidence)
+
+
+def home_supports(text: str, intent: str, home: Home | None) -> bool:
+    """The text says, word for word, the name of one of the home's entities that ``intent`` can act
+    on, and that name is not a bare device word ("the Sliding Door", "the phone" of a home with a
+    Phone; not "a fan"). The recognizer may use this as evidence for a borderline in-scope reading."""
+    if home is None:
+        return False
+    domains = _INTENT_DOMAINS.get(intent)
+    if domains is None and intent != "HassGetState":
+        return False
+    for start, end, kind, value in home_mentions(text, home):
+        if kind != "name" or _key(text[start:end]) in spoken_device_words():
+            continue
+        entity = home.resolve_entity(value, fuzzy=False)
+        if entity is not None and (domains is None or entity.domain in domains):
+            return True
+    return False

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data import intent_lexicon as lx
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
-from firmware_tools.data.intents import _G, _GLOBAL, _HERE, _num, _pct_text, _pct_value, number_words
+from firmware_tools.data.intents import (
+    _G,
+    _GLOBAL,
+    _HERE,
+    _invented,
+    _num,
+    _pct_text,
+    _pct_value,
+    number_words,
+)
 
 __all__ = ["MAKERS", "WEIGHTS"]
 
@@ -449,7 +458,10 @@ def get_state(g: _G) -> Result:
         ents = g.entities("binary_sensor", "lock", "cover", "light", "switch", "fan", "person")
         if not ents:
             return get_state_group(g)
-        ent = g.rng.choice(ents)
+        # everyday things that carry sensors ("the phone", "the car") share words with
+        # out-of-scope requests: ask about them often so a bare noun does not mean "not mine"
+        gadgets = [e for e in ents if e.domain == "binary_sensor" and e.name in _SENSOR_DEVICE_NAMES]
+        ent = g.rng.choice(gadgets if gadgets and g.rng.random() < 0.4 else ents)
         value, word = _state_for_entity(g, ent.domain, ent.device_class)
         if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
             # "is the phone battery low?": name, then the class word, then the state
@@ -500,7 +512,7 @@ def get_state(g: _G) -> Result:
         slots: dict[str, object] = {}
         pieces = expand(tpl, g.rng, g, slots)
         return "HassGetState", pieces, slots
-    if r < 0.56:  # where / status of a named thing without state
+    if r < 0.6:  # where / status of a named thing without state
         t = (
             "<what_is> the (state|status) of [the] {n} ?",
             "how is [the] {n} doing ?",
@@ -510,6 +522,9 @@ def get_state(g: _G) -> Result:
             "where is {p} ?",
             "is {p} (home|at home|here) ?",
             "what's {p} up to ?",
+            "(where is|where's|wheres) {p} [right now|at the moment] ?",
+            "(do you know|can you tell me) where {p} is ?",
+            "is {p} (home|at home|here) [yet|now] ?",
         )
         tpl = g.choice(t)
         if "{p}" in tpl:
@@ -528,6 +543,8 @@ def get_state(g: _G) -> Result:
         )
     return get_state_group(g)
 
+
+_SENSOR_DEVICE_NAMES = frozenset(lx.SENSOR_DEVICES)
 
 _STATES_COMMON: dict[str, tuple[tuple[str, str], ...]] = {
     "light": (("on", "on"), ("off", "off"), ("turned on", "on"), ("switched off", "off"), ("lit", "on")),
@@ -1623,6 +1640,8 @@ def _query(g: _G) -> str:
     words = [g.choice(lx.TITLE_WORDS) for _ in range(g.rng.choice((1, 2, 2, 3, 3, 4)))]
     if r < 0.3:
         words = ["the", *words]
+    elif r < 0.5:  # made-up proper nouns: titles, bands and films are mostly names
+        words = [_invented(g.rng) for _ in range(g.rng.choice((1, 1, 2)))] + words[: g.rng.choice((0, 0, 1))]
     if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
         return g.choice(
             (

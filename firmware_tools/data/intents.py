@@ -7,7 +7,7 @@ spans (see docs/intents.md for every intent and slot).
 
 Every sentence comes from the project's own grammar (``intent_grammar``) and word lists
 (``intent_lexicon``) over random homes from ``sample_home``: invented device names and areas
-make the model learn where a name sits, not which names exist. About 22% of the examples are
+make the model learn where a name sits, not which names exist. About 25% of the examples are
 out of scope (``intent_oos``).
 """
 
@@ -27,7 +27,7 @@ from firmware_tools.data.intent_noise import add_noise
 
 __all__ = ["OOS_FRACTION", "IntentExample", "generate", "generate_intent", "sample_home"]
 
-OOS_FRACTION = 0.22
+OOS_FRACTION = 0.25
 _T = TypeVar("_T")
 
 
@@ -311,7 +311,8 @@ def _finish(g: _G, intent: str | None, pieces: list[Piece], slots: dict[str, obj
     if (
         intent in CONTEXT_INTENTS
         and context_area is not None
-        and not ({"area", "floor", "name"} & set(slots))
+        and not ({"area", "floor"} & set(slots))
+        and ("name" not in slots or (slots["name"] == "all" and intent != "HassGetState"))
         and (is_here if intent == "HassGetState" else not is_global_request(text))
     ):
         slots["area"] = context_area
@@ -344,7 +345,7 @@ def _intent_weights() -> dict[str, float]:
 
 
 def generate(seed: int, n: int) -> list[IntentExample]:
-    """``n`` examples (about 22% out of scope), deterministic from ``seed``."""
+    """``n`` examples (about 25% out of scope), deterministic from ``seed``."""
     from firmware_tools.data import intent_makers, intent_oos
 
     rng = random.Random(seed)

@@ -1181,6 +1181,27 @@ _ROUTINE = (
     "{comp}.{comp}: {obj}={id}, size={n}",
     "Total {obj}s: {n}, active: {n}, idle: {n}",
     "Stored {obj} {id} in memory (estimated size {n} KB)",
+    "{host}:{port} close, {n} bytes sent, {n} bytes received, lifetime {dur}",
+    "{comp} open through proxy {host}:{port} HTTPS",
+    "{comp} connected to {host}:{port}, {n} bytes queued",
+    "Starting the {comp} main loop",
+    "Loaded {comp} stack v{n}.{n}",
+    "Session {id} initialized by client {comp}",
+    "Reading cached state for package {comp}: {n}",
+    "{comp}::{comp}: {key}={n} {key}={n}",
+    "{comp}: power state {n} -> {n}",
+    "{comp}: wake lock acquired by {comp}",
+    "{comp}: wake lock released",
+    "{comp} step counter total={n} today={n}",
+    "flush {obj} data",
+    "screen on",
+    "screen off",
+    "{comp}: display brightness set to {n}",
+    "{comp}: {obj} {id} took longer than expected ({n} ms)",
+    "{comp}: listener {id} registered for {obj} updates",
+    "{comp} received broadcast {comp}",
+    "{comp}: cleaning up {obj}s older than {n} days",
+    "{comp}: requesting upload of {n} {obj}s",
 )
 _FAILURES = (
     "Failed to {verb} {obj} {id}: {reason}",
@@ -1253,6 +1274,9 @@ def _procedural(r: random.Random, failing: bool) -> tuple[str, str, str]:
         "port": lambda: _FILL["port"](r),
         "host": lambda: _FILL["host"](r),
         "path": lambda: _FILL["path"](r),
+        "dur": lambda: r.choice(
+            ("<1 sec", f"{r.randint(1, 59)} sec", f"{r.randint(1, 9)}:{r.randint(10, 59)}")
+        ),
     }
     msg = template
     for key, make in values.items():
@@ -1270,7 +1294,7 @@ def _procedural(r: random.Random, failing: bool) -> tuple[str, str, str]:
 
 
 def _example(r: random.Random) -> LogExample:
-    if r.random() < 0.35:
+    if r.random() < 0.45:
         failing = r.random() < 0.3
         msg, severity, category = _procedural(r, failing)
         app, anomaly = _component(r).split(".")[-1], failing
