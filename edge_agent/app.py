@@ -237,6 +237,7 @@ class Agent:
             extra_counters=self.transport.counters.as_dict,
             dedup=self._deduplicator(), limiter=self._limiter(),
             limited_kinds=frozenset(rel.rate_limit.kinds),
+            interactive_worker=engines.governor is not None,
         )
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters

@@ -26,6 +26,7 @@ from delegates.fixtures import build_delegates
 from edge_agent.logs.service import LogService
 from edge_agent.messages import load_schema
 from edge_agent.pipeline.pacing import CpuPacer
+from edge_agent.pipeline.queue import LaneQueue
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle
 from edge_agent.runtime.model import Model
 from edge_agent.runtime.quota import CpuGovernor
@@ -206,6 +207,25 @@ def test_log_batches_wait_while_a_transcript_is_in_flight() -> None:
     assert order == ["transcript", "logs"]
     stats = pacer.stats()
     assert stats is not None and stats["log_paces"] == 1 and stats["quota_cores"] == 8.0
+
+
+def test_interactive_worker_takes_only_interactive_lanes_and_the_others_leave_them() -> None:
+    """Under a quota the pipeline runs one worker for priority 0 (transcripts, Hermes) and lets
+    the others take everything else: a paced log batch never holds the transcript lane."""
+    q: LaneQueue[str] = LaneQueue(8)
+    q.add_lane("transcript", 0)
+    q.add_lane("control", 5)
+    q.add_lane("logs", 10)
+    q.put("logs", "l0")
+    q.put("control", "c0")
+    q.put("transcript", "t0")
+    assert q.get(0.0, max_priority=0) == ("transcript", "t0")
+    assert q.get(0.0, max_priority=0) is None  # logs and control are not its work
+    q.put("transcript", "t1")
+    assert q.get(0.0, min_priority=1) == ("control", "c0")  # the transcript is left to its worker
+    assert q.get(0.0, min_priority=1) == ("logs", "l0")
+    assert q.get(0.0, min_priority=1) is None
+    assert q.get(0.0) == ("transcript", "t1")
 
 
 def test_pace_waits_out_cpu_debt() -> None:

@@ -335,3 +335,152 @@ def test_class_word_tagged_as_domain() -> None:
         "which batteries are charging", "HassGetState", ("batteries", "domain"), ("charging", "state")
     )
     assert got == {"domain": "binary_sensor", "device_class": "battery_charging", "state": "on"}
+
+
+def test_pieces_cut_inside_words_grow_to_whole_words() -> None:
+    text = "mute the television"
+    cut = [Span(9, 15, "name", 0.9)]  # "televi"
+    got = build_slots(text, "HassMediaPlayerMute", cut, HOME, None)
+    assert got["name"].value == "TV" and got["name"].raw == "television"
+    text = "which devices are occupied"
+    pieces = [Span(18, 23, "state", 0.9), Span(23, 25, "name", 0.6)]  # "occup" + "ie": the longer wins
+    got = build_slots(text, "HassGetState", pieces, HOME, None)
+    assert got["state"].value == "on" and got["device_class"].value == "occupancy" and "name" not in got
+
+
+def test_a_value_tagged_word_by_word_is_read_whole() -> None:
+    got = values("add eggs to the hardware store list", "HassListAddItem", ("eggs", "item"),
+                 ("hardware", "list_name"), ("store", "list_name"))  # fmt: skip
+    assert got == {"item": "eggs", "name": "Hardware Store"}
+    got = values("desk lamp to the lowest", "HassLightSet", ("desk lamp", "name"), ("the", "brightness"))
+    assert got["brightness"] == 1
+
+
+def test_a_place_cut_short_takes_the_homes_whole_name() -> None:
+    got = values(
+        "switch on the living room lights", "HassTurnOn", ("living", "area"), ("room lights", "name")
+    )
+    assert got == {"area": "Living Room", "domain": "light"}
+
+
+def test_untagged_entity_name_fills_a_missing_target() -> None:
+    got = values("skip this song on the telly", "HassMediaNext")
+    assert got["name"] == "TV" and got["domain"] == "media_player"
+    # a device word alone is not an entity for on/off ("turn on the light" in a home with no "Light")
+    assert "name" not in values("turn on the light", "HassTurnOn", ("light", "domain"))
+
+
+def test_spoken_entity_name_beats_a_broken_tag() -> None:
+    got = values("is the washer leak sensor wet", "HassGetState", ("leak", "device_class"), ("wet", "state"))
+    assert got == {
+        "name": "Washer Leak Sensor",
+        "domain": "binary_sensor",
+        "device_class": "moisture",
+        "state": "on",
+    }
+
+
+def test_untagged_room_next_to_a_name_is_the_area() -> None:
+    got = values("kitchen ceiling light on", "HassTurnOn", ("ceiling light", "name"))
+    assert got == {"area": "Kitchen", "name": "Ceiling Light", "domain": "light"}
+
+
+def test_verb_and_untagged_words_imply_the_kind() -> None:
+    assert values("light up the garage", "HassTurnOn", ("garage", "area"))["domain"] == "light"
+    assert values("open the blinds", "HassTurnOn") == {"domain": "cover", "device_class": "blind"}
+    assert values("lock the patio door", "HassTurnOn", ("patio", "area"))["domain"] == "lock"
+    got = values(
+        "are any switches on in the garage", "HassGetState", ("switches", "domain"), ("garage", "area")
+    )
+    assert got == {"domain": "switch", "state": "on", "area": "Garage"}
+
+
+def test_generic_words_are_not_a_domain_and_people_are_persons() -> None:
+    got = values("which devices are connected", "HassGetState", ("devices", "domain"), ("connected", "state"))
+    assert got == {"domain": "binary_sensor", "device_class": "connectivity", "state": "on"}
+    got = values("is anybody at home", "HassGetState", ("at home", "state"))
+    assert got == {"domain": "person", "state": "home"}
+    got = values("is ben at home", "HassGetState", ("ben", "name"), ("at", "state"))
+    assert got == {"name": "Ben", "domain": "person", "state": "home"}
+
+
+def test_a_group_of_fans_still_takes_the_satellites_room() -> None:
+    got = values("turn on the fans", "HassTurnOn", ("fans", "domain"), area="Office")
+    assert got == {"domain": "fan", "name": "all", "area": "Office"}
+
+
+def test_media_query_recovered_and_split_from_its_class() -> None:
+    got = values(
+        "play The Office in the kitchen", "HassMediaSearchAndPlay", ("Office", "area"), ("kitchen", "area")
+    )
+    assert got == {"search_query": "The Office", "area": "Kitchen"}
+    got = values("play the Daft Punk album on the tv", "HassMediaSearchAndPlay", ("tv", "name"))
+    assert got["search_query"] == "Daft Punk" and got["media_class"] == "album" and got["name"] == "TV"
+    got = values("play Daft Punk artist", "HassMediaSearchAndPlay", ("Daft Punk artist", "search_query"))
+    assert got == {"search_query": "Daft Punk", "media_class": "artist"}
+    got = values("put on Abbey Road", "HassMediaSearchAndPlay", ("Road", "search_query"))
+    assert got["search_query"] == "Abbey Road"
+
+
+def test_home_supports_names_said_word_for_word() -> None:
+    from edge_agent.nlu.slots import home_supports
+
+    assert home_supports("is the washer leak sensor on", "HassGetState", HOME)
+    assert home_supports("pause the kitchen speaker", "HassMediaPause", HOME)
+    assert not home_supports("pause the coffee maker", "HassMediaPause", HOME)  # a switch cannot pause
+    assert not home_supports("is it safe to leave a fan on", "HassGetState", HOME)  # a bare device word
+    assert not home_supports("is the washer leak sensor on", "HassGetState", None)
+
+
+def test_refine_intent_follows_the_resolved_entity() -> None:
+    from edge_agent.nlu.slots import refine_intent
+
+    robbie = build_slots(
+        "start robbie", "HassLawnMowerStartMowing", spans("start robbie", ("robbie", "name")), HOME, None
+    )
+    assert refine_intent("HassLawnMowerStartMowing", robbie, HOME) == "HassVacuumStart"
+    text = "patio temperature"
+    patio = build_slots(text, "HassClimateGetTemperature", spans(text, (text, "name")), HOME, None)
+    assert refine_intent("HassClimateGetTemperature", patio, HOME) == "HassGetState"
+    mowbot = build_slots(
+        "start mowbot", "HassLawnMowerStartMowing", spans("start mowbot", ("mowbot", "name")), HOME, None
+    )
+    assert refine_intent("HassLawnMowerStartMowing", mowbot, HOME) == "HassLawnMowerStartMowing"
+    assert refine_intent("HassLawnMowerStartMowing", robbie, None) == "HassLawnMowerStartMowing"
+
+
+def test_value_slot_holding_a_color_is_the_color() -> None:
+    got = values("set the office to red", "HassLightSet", ("office", "area"), ("red", "brightness"))
+    assert got == {"area": "Office", "color": "red"}
+
+
+def test_the_duration_naming_the_timer_is_its_start_duration() -> None:
+    text = "add 5 minutes to the 1 hour timer"
+    got = values(text, "HassIncreaseTimer", ("5 minutes", "duration"), ("1 hour", "duration"))
+    assert got == {"minutes": 5, "start_hours": 1}
+
+
+def test_plural_group_of_a_room_is_not_the_single_entity(tmp_path: Path) -> None:
+    home = Home.from_dict(
+        {
+            "areas": ["Bedroom"],
+            "entities": [{"name": "Bedroom Curtain", "domain": "cover", "device_class": "curtain"}],
+        }
+    )
+    text = "are the bedroom curtains closed"
+    got = values(text, "HassGetState", ("bedroom curtains", "name"), ("closed", "state"), home=home)
+    assert got == {"area": "Bedroom", "domain": "cover", "device_class": "curtain", "state": "closed"}
+    text = "is the bedroom curtain closed"
+    got = values(text, "HassGetState", ("bedroom curtain", "name"), ("closed", "state"), home=home)
+    assert got["name"] == "Bedroom Curtain"
+
+
+def test_unknown_name_that_is_a_class_phrase_is_the_class() -> None:
+    got = values("is the water sensor wet", "HassGetState", ("water sensor", "name"), ("wet", "state"))
+    assert got == {"domain": "binary_sensor", "device_class": "moisture", "state": "on"}
+
+
+def test_tv_of_tv_show_is_no_player() -> None:
+    got = values("play Breaking Bad tv show", "HassMediaSearchAndPlay", ("Breaking Bad", "search_query"),
+                 ("tv", "name"), ("show", "media_class"))  # fmt: skip
+    assert got == {"search_query": "Breaking Bad", "media_class": "tv_show"}

@@ -452,8 +452,12 @@ _HOME_WORDS = ("home", "at home", "here", "present", "in")
 _AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
 
 
+_STATE_FILLER = re.compile(r"^(?:(?:still|currently|now|already|left|all)\s+)+")
+
+
 def _state_value(word: str, domain: str | None, device_class: str | None) -> str:
     key = _key(word)
+    key = _STATE_FILLER.sub("", key) or key  # "still on" -> "on"
     if domain == "binary_sensor":
         cls = BINARY_CLASSES.get(device_class or "")
         if cls is not None:
@@ -523,6 +527,15 @@ def _timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -
             if home.resolve_area(raw, fuzzy=False) is not None:
                 slot = "area"
         out.append(Span(sp.start, sp.end, slot, sp.confidence))
+    durations = [i for i, sp in enumerate(out) if sp.slot == "duration"]
+    if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and len(durations) > 1:
+        for i in durations:  # "increase the 1 hour timer by 5 minutes": the one naming the timer
+            sp = out[i]
+            if text[sp.end :].lstrip().lower().startswith("timer") or re.search(
+                r"timer (?:for|of)\s*$", text[: sp.start], re.IGNORECASE
+            ):
+                out[i] = Span(sp.start, sp.end, "start_duration", sp.confidence)
+                break
     if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and not any(sp.slot == "duration" for sp in out):
         for i, sp in enumerate(out):
             if sp.slot == "start_duration" and not text[sp.end :].lstrip().lower().startswith("timer"):
@@ -575,6 +588,7 @@ def build_slots(
     _untagged_on_off(out, text, intent, spans)
     if intent == "HassMediaSearchAndPlay":
         _media_query(out, text, home)
+        _tv_show(out, text)
     _context(out, text, intent, context_area)
     return out.slots
 
@@ -705,7 +719,9 @@ def _repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list
                 spans[i] = Span(
                     span.start, span.end, "name", span.confidence
                 )  # an entity called "CO" or "TV"
-        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
+        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False, plural=False) is None:
+            # also "bedroom curtains" that only matched the entity "Bedroom Curtain" through the
+            # plural: a room and a kind of device (HA reads it as a group), not that one entity
             split = _split_area_word(text, span, home)
             if split:
                 spans[i : i + 1] = split
@@ -881,6 +897,12 @@ def _names(
             if kind != "name":  # "lights" that only resolve to a light *sensor*: a kind of device
                 _things(out, {kind: [(Span(span.start, span.end, kind, span.confidence), raw)]}, intent, home)
                 continue
+        if entity is None and intent == "HassGetState" and "device_class" not in out.slots:
+            found = _class_word(raw)
+            if found is not None:  # "is the water sensor wet" in a home with no such name: a class
+                out.put("domain", found[0], span, raw)
+                out.put("device_class", found[1], span, raw)
+                continue
         if entity is None:
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
@@ -890,6 +912,19 @@ def _names(
         if entity.device_class:  # the entity's own class, not a loosely tagged word ("amount")
             out.put("device_class", entity.device_class, span, raw, overwrite=True)
     _state(out, groups, intent, text)
+
+
+def _class_word(raw: str) -> tuple[str, str] | None:
+    """The whole of ``raw`` is a binary-sensor, sensor or cover class phrase."""
+    key = _key(raw)
+    for domain, table in (
+        ("binary_sensor", _BINARY_BY_WORD),
+        ("sensor", _SENSOR_BY_WORD),
+        ("cover", _COVER_BY_WORD),
+    ):
+        if key in table:
+            return domain, table[key]
+    return None
 
 
 def _pick_same_name(
@@ -1040,6 +1075,13 @@ def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
             and sp.start >= out[-1][0].end
             and not text[out[-1][0].end : sp.start].strip()
             and (sp.slot != "state" or _key(text[out[-1][0].start : sp.end]) in _STATE_PHRASES)
+        ) or (
+            out
+            and sp.slot == out[-1][0].slot
+            and sp.slot in ("domain", "device_class")
+            and sp.start >= out[-1][0].end
+            and not text[out[-1][0].end : sp.start].strip()
+            and not _understood(text[out[-1][0].start : out[-1][0].end], sp.slot, None)
         ):
             prev, prev_cov = out[-1]  # "trader" + "joes": one value tagged word by word
             out[-1] = (
@@ -1114,20 +1156,21 @@ def _resolves(home: Home, slot: str, raw: str) -> bool:
 def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
     """A place span that resolves to nothing but overlaps a word-exact mention of a home name, area or
     floor ("living" of "living room", "room fan") takes the mention's extent and kind; what it
-    covered outside the mention stays, re-read as a domain / class word when it is one."""
+    covered outside the mention stays, re-read as a domain / class / state word when it is one. A
+    kind span that ran into a place ("light upstairs") is split the same way."""
     for start, end, kind, _ in home_mentions(text, home):
-        over = [sp for sp in spans if sp.slot in _PLACE_SLOTS and sp.start < end and start < sp.end]
-        if not over or any(_resolves(home, sp.slot, text[sp.start : sp.end]) for sp in over):
+        over = [sp for sp in spans if sp.start < end and start < sp.end and _misread(text, sp, home)]
+        if not over or any(sp.start < end and start < sp.end and sp not in over for sp in spans):
             continue
-        if all(sp.start <= start and sp.end >= end for sp in over):
-            continue  # a longer name that merely contains a room ("Outside Humidity") stays whole
-        if any(sp.slot not in _PLACE_SLOTS and sp.start < end and start < sp.end for sp in spans):
-            continue
-        if (
-            all(sp.start >= start and sp.end <= end for sp in over)
-            and len(over) == 1
-            and ((over[0].start, over[0].end) == (start, end))
+        if all(
+            sp.start <= start
+            and sp.end >= end
+            and sp.slot in _PLACE_SLOTS
+            and not _state_left(text, sp, start, end)
+            for sp in over
         ):
+            continue  # a longer name that merely contains a room ("Outside Humidity") stays whole
+        if len(over) == 1 and (over[0].start, over[0].end) == (start, end):
             continue
         conf = min(sp.confidence for sp in over)
         keep = [sp for sp in spans if sp not in over]
@@ -1144,12 +1187,32 @@ def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
     return spans
 
 
+def _misread(text: str, sp: Span, home: Home) -> bool:
+    """A place span that resolves to nothing, or a kind span whose words name no kind."""
+    raw = text[sp.start : sp.end]
+    if sp.slot in _PLACE_SLOTS:
+        return not _resolves(home, sp.slot, raw)
+    if sp.slot == "domain":
+        return _lookup(_DOMAIN_BY_WORD, raw) is None and device_class_for(raw, "", False) is None
+    if sp.slot == "device_class":
+        return device_class_for(raw, "HassGetState", False) is None
+    return False
+
+
+def _state_left(text: str, sp: Span, start: int, end: int) -> bool:
+    """What a span holds besides the place is a state phrase ("kitchen flooded")."""
+    rest = f"{text[sp.start : start]} {text[end : sp.end]}"
+    return _key(rest) in _STATE_PHRASES
+
+
 def _word_kind(raw: str, default: str) -> str:
     key = _key(raw)
     if key in _DOMAIN_BY_WORD:
         return "domain"
     if key in _COVER_BY_WORD or key in _BINARY_BY_WORD or key in _SENSOR_BY_WORD:
         return "device_class"
+    if key in _STATE_PHRASES:
+        return "state"
     return default
 
 
@@ -1330,9 +1393,13 @@ def _media_query(out: _Out, text: str, home: Home | None) -> None:
     """What to play, when the tagger missed it or cut it short: the words after the play verb up to
     the player or room ("play the Queen album on the TV"), less a media class word at either end."""
     slot = out.slots.get("search_query")
+    if slot is not None and _key(str(slot.value)) in _QUERY_STOP | {""}:
+        del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
+        slot = None
     if slot is not None:
         _grow_query_left(out, text, slot)
         _split_media_word(out, text)
+        _media_word_beside(out, text)
         return
     lead = _PLAY_LEAD.match(text)
     if lead is None:
@@ -1372,6 +1439,11 @@ def _media_query(out: _Out, text: str, home: Home | None) -> None:
         value = out.slots.get(name)
         if value is not None and value.start >= 0 and value.start < q_end and q_start < value.end:
             del out.slots[name]
+    if home is not None and not {"area", "floor"} & set(out.slots):
+        for m_start, m_end, kind, value_ in home_mentions(text, home):
+            if kind != "name" and m_start >= q_end:  # the room after the title
+                out.put(kind, value_, Span(m_start, m_end, kind, 0.5), text[m_start:m_end])
+                break
     span = Span(q_start, q_end, "search_query", 0.5)
     out.put("search_query", query, span, query)
     if media is not None and "media_class" not in out.slots:
@@ -1419,6 +1491,7 @@ def _understood(text: str, slot: str, home: Home | None) -> bool:
     """Whether a span's words already mean something for its slot."""
     key = _key(text)
     if slot == "state":
+        key = _STATE_FILLER.sub("", key) or key
         return (
             key in _STATE_PHRASES
             or key in _BINARY_OFF
@@ -1448,6 +1521,9 @@ def _grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
         raw = text[max(0, sp.start) : sp.end]
         if not raw.strip() or _understood(raw, sp.slot, home):
             continue
+        if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
+            out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
+            continue
         limit = out[i + 1].start if i + 1 < len(out) else len(text)
         end = sp.end
         for _ in range(2):
@@ -1458,12 +1534,14 @@ def _grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
             if _understood(text[sp.start : end], sp.slot, home):
                 out[i] = Span(sp.start, end, sp.slot, sp.confidence)
                 break
-        else:
-            if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
-                out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
     return out
 
 
+_KIND_WORDS = re.compile(
+    r"(?<![a-z0-9])(?:"
+    + "|".join(re.escape(w) for w in sorted({*_COVER_BY_WORD, *_DOMAIN_BY_WORD}, key=len, reverse=True))
+    + r")(?![a-z0-9])"
+)
 _KIND_INTENTS = frozenset(("HassTurnOn", "HassTurnOff", "HassToggle", "HassSetPosition", "HassStopMoving"))
 
 
@@ -1473,22 +1551,22 @@ def _untagged_kind(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> 
         return
     taken = [(sp.start, sp.end) for sp in spans]
     lowered = text.lower()
-    for word in sorted({*_COVER_BY_WORD, *_DOMAIN_BY_WORD}, key=len, reverse=True):
-        for m in re.finditer(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", lowered):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue
-            span = Span(m.start(), m.end(), "domain", 0.5)
-            raw = text[m.start() : m.end()]
-            if word in ("door", "doors") and re.search(r"\b(?:un)?lock", lowered):
-                out.put("domain", "lock", span, raw)  # "lock the kitchen door"
-            elif word in _COVER_BY_WORD:
-                out.put("domain", "cover", span, raw)
-                out.put("device_class", _COVER_BY_WORD[word], span, raw)
-            elif word not in ("light", "light up", "music", "heat"):
-                out.put("domain", _DOMAIN_BY_WORD[word], span, raw)
-            else:
-                continue
-            return
+    for m in _KIND_WORDS.finditer(lowered):
+        word = m.group(0)
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        span = Span(m.start(), m.end(), "domain", 0.5)
+        raw = text[m.start() : m.end()]
+        if word in ("door", "doors") and re.search(r"\b(?:un)?lock", lowered):
+            out.put("domain", "lock", span, raw)  # "lock the kitchen door"
+        elif word in _COVER_BY_WORD:
+            out.put("domain", "cover", span, raw)
+            out.put("device_class", _COVER_BY_WORD[word], span, raw)
+        elif word not in ("light", "light up", "music", "heat"):
+            out.put("domain", _DOMAIN_BY_WORD[word], span, raw)
+        else:
+            continue
+        return
 
 
 _ON_OFF = re.compile(r"(?<![a-z0-9])(on|off)(?![a-z0-9])")
@@ -1514,6 +1592,8 @@ def _split_media_word(out: _Out, text: str) -> None:
     words = str(slot.value).split()
     if len(words) < 2 or slot.start < 0 or words[-1].lower() not in _MEDIA_BY_WORD:
         return
+    if all(w.lower() in _QUERY_STOP | {"my", "our", "your"} for w in words[:-1]):
+        return  # "my playlist" is the query itself
     last = words[-1]
     if "media_class" not in out.slots:
         m_start = slot.start + slot.raw.rfind(last)
@@ -1547,3 +1627,70 @@ def home_supports(text: str, intent: str, home: Home | None) -> bool:
         if entity is not None and (domains is None or entity.domain in domains):
             return True
     return False
+
+
+_BEFORE_QUERY = re.compile(r"(\w+(?: \w+)?)\s+$")
+_AFTER_QUERY = re.compile(r"\s+(\w+(?: \w+)?)")
+
+
+def _media_word_beside(out: _Out, text: str) -> None:
+    """ "put on the album Abbey Road": an untagged media class word right before or after the query."""
+    slot = out.slots["search_query"]
+    if "media_class" in out.slots or slot.start < 0:
+        return
+    before = _BEFORE_QUERY.search(text, 0, slot.start)
+    after = _AFTER_QUERY.match(text, slot.end)
+    for m in (before, after):
+        if m is None:
+            continue
+        words = m.group(1).lower().split()
+        for cand in (" ".join(words), words[-1] if m is before else words[0]):
+            if cand in _MEDIA_BY_WORD:
+                offset = m.group(1).lower().rfind(cand) if m is before else m.group(1).lower().find(cand)
+                start = m.start(1) + offset
+                span = Span(start, start + len(cand), "media_class", 0.5)
+                out.put("media_class", _MEDIA_BY_WORD[cand], span, text[start : start + len(cand)])
+                return
+
+
+_SIBLING_INTENTS: dict[tuple[str, str], str] = {
+    ("HassLawnMowerStartMowing", "vacuum"): "HassVacuumStart",
+    ("HassVacuumStart", "lawn_mower"): "HassLawnMowerStartMowing",
+    ("HassLawnMowerDock", "vacuum"): "HassVacuumReturnToBase",
+    ("HassVacuumReturnToBase", "lawn_mower"): "HassLawnMowerDock",
+    ("HassClimateGetTemperature", "sensor"): "HassGetState",
+}
+
+
+def refine_intent(intent: str, slots: dict[str, SlotValue], home: Home | None) -> str:
+    """The sibling intent when the resolved entity cannot do what was recognized: "start Robbie" read
+    as mowing while Robbie is a vacuum -> HassVacuumStart; the temperature of a named *sensor* is a
+    state question. Only entities that resolve in the home count."""
+    name = slots.get("name")
+    if home is None or name is None:
+        return intent
+    entity = home.resolve_entity(str(name.value), fuzzy=False)
+    if entity is None:
+        return intent
+    return _SIBLING_INTENTS.get((intent, entity.domain), intent)
+
+
+def _tv_show(out: _Out, text: str) -> None:
+    """ "tv" of "tv show" read as the player: it is part of the media class."""
+    name = out.slots.get("name")
+    if name is None or name.start < 0:
+        return
+    media = out.slots.get("media_class")
+    if not (
+        _media_word_starts(text, name.start, name.end)
+        or (media is not None and _overlaps(media, name.start, name.end))
+    ):
+        return
+    for slot in ("name", "domain", "device_class"):
+        if slot in out.slots and out.slots[slot].start == name.start:
+            del out.slots[slot]
+    nxt = _MEDIA_AFTER.match(text, name.end)
+    if nxt is not None:
+        phrase = f"{text[name.start : name.end]} {nxt[1]}"
+        span = Span(name.start, nxt.end(1), "media_class", name.confidence)
+        out.put("media_class", _MEDIA_BY_WORD.get(phrase.lower(), "tv_show"), span, phrase, overwrite=True)

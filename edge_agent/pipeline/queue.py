@@ -63,12 +63,21 @@ class LaneQueue(Generic[T]):
             self.high_water = max(self.high_water, self._size)
             self._cond.notify_all()
 
-    def get(self, timeout: float) -> tuple[str, T] | None:
-        """The next item of the most urgent non-empty lane, or None after ``timeout``."""
+    def get(
+        self, timeout: float, max_priority: int | None = None, min_priority: int | None = None
+    ) -> tuple[str, T] | None:
+        """The next item of the most urgent non-empty lane, or None after ``timeout``. Only lanes
+        whose priority number lies within ``min_priority``..``max_priority`` (when given): a
+        worker reserved for interactive lanes, and the others that leave those lanes to it."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 for lane in self._order:
+                    priority = self._priority[lane]
+                    if max_priority is not None and priority > max_priority:
+                        break  # _order is sorted by priority
+                    if min_priority is not None and priority < min_priority:
+                        continue
                     items = self._lanes[lane]
                     if items:
                         self._size -= 1

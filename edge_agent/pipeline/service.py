@@ -28,6 +28,7 @@ from edge_agent.transport.base import Acker, Inbound, Publisher, PublishOutcome
 __all__ = ["Pipeline"]
 
 _log = structlog.get_logger("edge_agent.pipeline")
+INTERACTIVE_PRIORITY = 0  # handlers of this priority are interactive work (never paced)
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Pipeline:
         dedup: Deduplicator | None = None,
         limiter: RateLimiter | None = None,
         limited_kinds: frozenset[str] = frozenset({"logs"}),
+        interactive_worker: bool = False,
     ) -> None:
         self.registry = registry
         self.publisher = publisher
@@ -68,6 +70,10 @@ class Pipeline:
         self.dedup = dedup
         self.limiter = limiter
         self.limited_kinds = limited_kinds
+        # one more worker, the only one that takes interactive kinds (priority 0: transcripts,
+        # Hermes), so a log batch held back by the CPU quota never keeps a transcript waiting for
+        # a worker, and transcripts are still answered in order
+        self.interactive_worker = interactive_worker
         self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
         # the model runtime's state (active backend, fallbacks, CPU quota): "runtime" in stats
         self.runtime_stats: Callable[[], dict[str, Any] | None] | None = None
@@ -147,6 +153,8 @@ class Pipeline:
     def start(self) -> None:
         for i in range(self.settings.workers):
             self._spawn(self._work, f"pipeline-worker-{i}")
+        if self.interactive_worker:
+            self._spawn(self._work_interactive, "pipeline-interactive")
         if any(hasattr(h, "tick") for h in self.registry.handlers.values()):
             self._spawn(self._tick_loop, "pipeline-ticker")
         if self.settings.stats_interval_s > 0:
@@ -158,11 +166,16 @@ class Pipeline:
         self._threads.append(thread)
 
     def _work(self) -> None:
+        others = INTERACTIVE_PRIORITY + 1 if self.interactive_worker else None
         while not self._stop.is_set():
-            self._work_once()
+            self._work_once(min_priority=others)
 
-    def _work_once(self) -> None:
-        got = self.queue.get(timeout=0.2)
+    def _work_interactive(self) -> None:
+        while not self._stop.is_set():
+            self._work_once(max_priority=INTERACTIVE_PRIORITY)
+
+    def _work_once(self, max_priority: int | None = None, min_priority: int | None = None) -> None:
+        got = self.queue.get(timeout=0.2, max_priority=max_priority, min_priority=min_priority)
         if got is None:
             return
         kind, first = got
