@@ -11,6 +11,7 @@ import argparse
 import base64
 import json
 import logging
+import tempfile
 import threading
 import time
 from importlib import resources
@@ -129,9 +130,13 @@ def _demo(args: argparse.Namespace) -> int:
     except BrokerError as exc:
         print(f"edge-agent demo: {exc}")
         return 1
+    state = tempfile.TemporaryDirectory(prefix="edge-agent-demo-")
     try:
         config = parse({
             "site_id": SITE,
+            # a fresh state dir each run: the sample inputs have fixed ids, and a kept dedup
+            # window would (rightly) answer a second run's replays as duplicates
+            "reliability": {"state_dir": state.name},
             "mqtt": {"port": broker.port},
             "home": _home(),
             "model": {"bundle": args.bundle},
@@ -148,6 +153,7 @@ def _demo(args: argparse.Namespace) -> int:
         return _replay(config, engines, broker.port, args.timeout)
     finally:
         broker.close()
+        state.cleanup()
 
 
 def _replay(config: Config, engines: Engines, port: int, timeout: float) -> int:
