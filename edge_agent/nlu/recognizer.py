@@ -49,6 +49,8 @@ class IntentRecognizer:
         self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
         self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
         self._build_slots = _slot_builder()
+        self._home_supports = _home_supports()
+        self._refine = _refine_intent()
 
     def recognize(self, texts: Sequence[str], context_area: str | None = None) -> list[IntentResult]:
         if not texts:
@@ -73,14 +75,41 @@ class IntentRecognizer:
     ) -> IntentResult:
         best = int(probs.argmax())
         conf = float(probs[best])
-        if best == self.oos_index:
-            return IntentResult(text, None, conf, {}, enc.truncated)
-        if conf < float(self.thresholds[best]):
-            return IntentResult(text, None, 1.0 - conf, {}, enc.truncated)
+        rejected = best == self.oos_index or conf < float(self.thresholds[best])
+        if rejected:
+            rescued = self._home_rescue(text, probs)
+            if rescued is None:
+                return IntentResult(
+                    text, None, conf if best == self.oos_index else 1.0 - conf, {}, enc.truncated
+                )
+            best, conf = rescued, float(probs[rescued])
         intent = self.intents[best]
         spans = decode_spans(enc, tag_probs, self.tags)
         slots = self._build_slots(text, intent, spans, self.home, context_area)
+        if self._refine is not None:
+            refined = self._refine(intent, slots, self.home)
+            if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
+                intent, conf = refined, max(conf, float(probs[self.intents.index(refined)]))
+                slots = self._build_slots(text, intent, spans, self.home, context_area)
         return IntentResult(text, intent, conf, slots, enc.truncated)
+
+    def _home_rescue(self, text: str, probs: npt.NDArray[np.float32]) -> int | None:
+        """A borderline rejection is overturned when the runner-up intent has real support
+        (p >= RESCUE_MIN_P) and the text names, word for word, one of the home's entities that intent
+        acts on ("is the phone charging?" in a home with a Phone). Needs a home."""
+        if self.home is None or self._home_supports is None:
+            return None
+        order = [int(i) for i in np.argsort(-probs)[:2]]
+        for idx in order:
+            if idx == self.oos_index:
+                continue
+            if float(probs[idx]) >= RESCUE_MIN_P and self._home_supports(text, self.intents[idx], self.home):
+                return idx
+            return None
+        return None
+
+
+RESCUE_MIN_P = 0.05
 
 
 def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequence[str]) -> list[Span]:
@@ -120,6 +149,26 @@ def _slot_builder() -> SlotBuilder:
         return _raw_slots
     builder: SlotBuilder = module.build_slots
     return builder
+
+
+def _home_supports() -> Callable[[str, str, Home], bool] | None:
+    try:
+        module = importlib.import_module("edge_agent.nlu.slots")
+    except ModuleNotFoundError:
+        return None
+    found: Callable[[str, str, Home], bool] | None = getattr(module, "home_supports", None)
+    return found
+
+
+def _refine_intent() -> Callable[[str, dict[str, SlotValue], Home | None], str] | None:
+    try:
+        module = importlib.import_module("edge_agent.nlu.slots")
+    except ModuleNotFoundError:
+        return None
+    found: Callable[[str, dict[str, SlotValue], Home | None], str] | None = getattr(
+        module, "refine_intent", None
+    )
+    return found
 
 
 def _raw_slots(
