@@ -9,32 +9,31 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-# one line per command module; each has register(subparsers)
-_COMMAND_MODULES = (
-    "edge_agent.commands.intents",
-    "edge_agent.commands.logs",
-    "edge_agent.commands.run",
-    "edge_agent.commands.demo",
-    "edge_agent.commands.bundle",
-)
+# command name -> the module that registers it (register(subparsers)). Only the module of the
+# command being run is imported, so `edge-agent intents` does not pay for paho, pydantic or drain3.
+_COMMANDS: dict[str, str] = {
+    "intents": "edge_agent.commands.intents",
+    "logs": "edge_agent.commands.logs",
+    "run": "edge_agent.commands.run",
+    "check-config": "edge_agent.commands.run",
+    "demo": "edge_agent.commands.demo",
+    "bundle": "edge_agent.commands.bundle",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command, or only ``command``'s module when it is a known name."""
     parser = argparse.ArgumentParser(prog="edge-agent", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue  # command not built yet
-        module.register(sub)
+    wanted = [_COMMANDS[command]] if command in _COMMANDS else list(_COMMANDS.values())
+    for name in dict.fromkeys(wanted):
+        importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.func(args))
     except BrokenPipeError:
