@@ -3,7 +3,9 @@
 Categories: general knowledge and math, chit-chat, commands for other domains (email, calendar,
 messages, online shopping, navigation, travel, reminders, alarms, apps, finance, sports),
 statements and feelings, device near-misses (they mention lights, doors or timers but ask for
-nothing we can do), and fragments. All templates are the project's own.
+nothing we can do), and fragments. A second set (``_WIDE``) adds everyday how-to questions
+(body, cooking, cleaning, trivia), appliance advice, moods, shopping needs, idioms that borrow
+command words, and social remarks. All templates are the project's own.
 """
 
 from __future__ import annotations
@@ -717,6 +719,306 @@ _TEMPLATES: tuple[str, ...] = (
 )
 
 
+# Wider families (second pass): everyday questions and remarks that borrow home words.
+_APPLIANCE = (
+    "space heater",
+    "dehumidifier",
+    "humidifier",
+    "electric kettle",
+    "toaster",
+    "toaster oven",
+    "air fryer",
+    "slow cooker",
+    "chest freezer",
+    "tumble dryer",
+    "dryer",
+    "washing machine",
+    "dishwasher",
+    "ceiling fan",
+    "box fan",
+    "window air conditioner",
+    "heat pump",
+    "electric blanket",
+    "hair dryer",
+    "game console",
+    "desktop computer",
+    "aquarium pump",
+    "hot tub",
+    "pool pump",
+    "water heater",
+    "induction hob",
+    "led bulb",
+    "halogen lamp",
+    "set of string lights",
+    "laptop charger",
+)
+_BODY = (
+    "how many (bones|muscles|teeth) does (an adult|a baby|a person) have",
+    "how much (water|sleep|protein|fiber) (does|should) (an adult|a teenager|a toddler|a person) "
+    "(get|drink|eat) (a day|per night|daily)",
+    "how many (hours|minutes) (of sleep|of exercise) do (kids|adults|teenagers) need",
+    "how long can (a person|someone|you) (go without (water|food|sleep)|hold their breath)",
+    "how fast do (fingernails|toenails|hair|eyelashes) grow",
+    "how much does a human (brain|heart|liver|skin) weigh",
+    "how many times a (minute|day) does the heart beat",
+    "how do i (get rid of|stop) (hiccups|a headache|a cramp|a stitch|a nosebleed)",
+    "how do i (fall asleep faster|stop snoring|wake up earlier|sit up straighter|crack my back)",
+    "why do (we|people) (yawn|sneeze|blink|dream|get goosebumps|hiccup)",
+)
+_COOKQ = (
+    "how much (salt|flour|sugar|butter|yeast|water|baking soda) (goes into|do i need for|should i "
+    "put in) {dish}",
+    "how many (eggs|cups of flour|cloves of garlic|onions|servings) (are in|go in|do i need for) {dish}",
+    "how do i (poach|scramble|soft boil|hard boil|fry) (an egg|eggs|two eggs)",
+    "how (long|many minutes) do i (roast|grill|bake|steam|air fry) (a whole chicken|salmon "
+    "fillets|sweet potatoes|a pork shoulder|broccoli|chicken wings)",
+    "what (temperature|heat) (should i|do i) (bake|roast|cook) {dish} at",
+    "how do i (thicken|sweeten|fix) (a|my) (sauce|gravy|soup|stew) that's too (thin|salty|bitter|spicy)",
+    "can i (freeze|reheat|microwave) {dish} [the next day]",
+    "how long does {dish} (keep|last) in the (fridge|freezer)",
+    "what can i (use|substitute) instead of (buttermilk|eggs|cream|baking powder|brown sugar)",
+    "how many (tablespoons|teaspoons|grams|ounces) (are in|make) (a stick of butter|half a cup|a "
+    "quarter cup|a pinch)",
+    "is it (ok|okay|safe) to eat {dish} (left out overnight|after a week|that smells a bit off)",
+)
+_CLEANQ = (
+    "how do i get (coffee|grease|ink|mud|blood|grass|candle wax|chewing gum|sweat) [stains] (out "
+    "of|off) (my|the|a) (shirt|couch|rug|jeans|pillow|mattress|tablecloth|carpet)",
+    "how do i (clean|polish|descale|disinfect|deodorize) (a cast iron pan|the grout|silver|a "
+    "kettle|a cutting board|the shower head|a yoga mat|the microwave)",
+    "what's the (best|easiest|fastest) way to (remove mold|unclog a sink|get rid of fruit "
+    "flies|clean windows|dust blinds|wash a duvet)",
+    "(can|should) i (use|mix) (bleach|vinegar|baking soda|dish soap) (on|with) (marble|wood "
+    "floors|ammonia|granite|leather)",
+    "how often should i (wash|change|vacuum|flip) (my|the) (sheets|towels|pillows|mattress|curtains|rugs)",
+)
+_TRIVIA = (
+    "how many (moons|rings) does (saturn|jupiter|mars|neptune|uranus) have",
+    "how many (players|people) are on a (soccer|basketball|baseball|rugby|volleyball|hockey) team",
+    "how many (keys|strings|pedals) (does|are on) a (piano|violin|guitar|harp|cello) [have]",
+    "how much does (the earth|the moon|a blue whale|a grand piano|a school bus|a cloud) weigh",
+    "how (tall|long|deep|wide|old) is (mount everest|the amazon river|the grand canyon|lake "
+    "baikal|the great wall|the pacific ocean)",
+    "how many (stars|galaxies|species of ants|languages|people) are there in the (world|universe|milky way)",
+    "who (painted|sculpted|composed|designed) (the sistine chapel|the thinker|the four seasons|the "
+    "statue of liberty|starry night)",
+    "which (planet|country|ocean|desert|animal) is the (biggest|smallest|hottest|coldest|fastest|oldest)",
+    "how do (bees|birds|bats|salmon|plants|magnets|rainbows|vaccines) (work|navigate|make honey|find "
+    "their way|form)",
+    "what's the difference between (a hurricane and a typhoon|weather and climate|a virus and "
+    "bacteria|a frog and a toad|baking soda and baking powder)",
+    "how do i (tie a tie|fold a fitted sheet|whistle|juggle|change a tire|jump start a car|write a "
+    "resume|solve a rubik's cube)",
+)
+_GAME = (
+    "tic tac toe",
+    "monopoly",
+    "scrabble",
+    "charades",
+    "i spy",
+    "hangman",
+    "rock paper scissors",
+    "checkers",
+    "uno",
+    "go fish",
+    "twenty one questions",
+    "a word game",
+    "a board game",
+    "catch",
+    "tag",
+    "fetch with the dog",
+    "sudoku",
+    "minecraft",
+    "video games",
+    "cards",
+    "the lottery",
+    "dominoes",
+    "truth or dare",
+)
+_NATURAL = (
+    "meteor shower",
+    "sunrise",
+    "solar eclipse",
+    "lunar eclipse",
+    "full moon",
+    "storm roll in",
+    "tide come in",
+    "leaves change color",
+    "northern lights",
+    "lightning",
+    "snow fall",
+    "birds at the feeder",
+    "waves",
+    "clouds go by",
+    "rain",
+    "stars come out",
+)
+_MOOD = (
+    "tired",
+    "bored",
+    "sad",
+    "exhausted",
+    "cranky",
+    "homesick",
+    "overwhelmed",
+    "anxious",
+    "restless",
+    "down",
+    "blue",
+    "drained",
+    "frustrated",
+    "cheerful",
+    "relaxed",
+    "worn out",
+    "fed up",
+    "in a funk",
+    "under the weather",
+    "on top of the world",
+)
+_INSULT = (
+    "dumb",
+    "useless",
+    "annoying",
+    "hopeless",
+    "terrible at this",
+    "the worst",
+    "so stupid",
+    "a joke",
+    "clueless",
+    "pretty smart",
+    "really helpful",
+    "a lifesaver",
+    "hilarious",
+    "sweet",
+    "too slow today",
+)
+_GADGET = (
+    "headphones",
+    "phone charger",
+    "laptop",
+    "umbrella",
+    "running shoes",
+    "winter coat",
+    "mattress",
+    "couch",
+    "rug",
+    "backpack",
+    "suitcase",
+    "toothbrush",
+    "smoke detector batteries",
+    "light bulbs",
+    "extension cord",
+    "doormat",
+)
+
+_WIDE: tuple[str, ...] = (
+    # general knowledge: body, cooking, cleaning, trivia
+    "{bodyq} ?",
+    "{bodyq}",
+    "{cookq} ?",
+    "{cookq}",
+    "{cleanq} ?",
+    "{cleanq}",
+    "{triviaq} ?",
+    "{triviaq}",
+    "(quick question|i was wondering|do you know|any idea) {bodyq}",
+    "(quick question|i was wondering|do you know|any idea) {cookq}",
+    "(quick question|i was wondering|any idea) {cleanq}",
+    "(quick question|i was wondering|do you know|any idea) {triviaq}",
+    # household advice that names appliances
+    "is it (safe|ok|okay|dangerous|a fire hazard) to (leave|keep) (a|the|my) {appl} (plugged "
+    "in|on|running) (all night|while i'm out|overnight|all day|when nobody is home)",
+    "is it safe to (use|put|plug) (a|the) {appl} (in the bathroom|near water|into an extension "
+    "cord|on the carpet|next to the curtains)",
+    "is it (cheaper|better|more efficient) to (run|use) the {appl} "
+    "(overnight|late at night|after ten pm|in the morning|on the "
+    "weekend|on eco mode|than the {appl2})",
+    "is it cheaper to (heat|cool) (one room|the {room}|the whole house) (with a|using a) {appl}",
+    "(should i|would it make sense to|do you think i should) (get|buy|replace|upgrade) "
+    "(a|an|the|our|my) {appl} [for the {room}]",
+    "(should|could) (we|i) (switch to|invest in|get rid of) (a|an|the) {appl}",
+    "how much (electricity|power|energy) (does|would) (a|an|the|my|our) {appl} "
+    "(use|draw|consume|burn) (per hour|in a month|a year|on standby|at full power)",
+    "how much does it cost to (run|leave on) (a|an|the) {appl} (for an hour|overnight|every day|for a month)",
+    "(is|are) (a|an) {appl} (worth it|energy efficient|expensive to run|noisy|a good idea)",
+    "(which|what) (kind of|size|brand of) {appl} (should i get|is best|do i need) [for the "
+    "{room}|for a small apartment]",
+    "how often should i (clean|descale|defrost|service|replace the filter in) (the|my|a) {appl}",
+    "how long (do|does) (a|an) {appl} (usually last|take to warm up|take to cool down)",
+    "what's (a good|the normal|a safe) (setting|temperature|wattage) for (a|an|the) {appl}",
+    "why does (the|my|our) {appl} (smell like burning|keep tripping the breaker|trip the "
+    "fuse|rattle|leak|hum)",
+    "(can|do) (i|we) recycle (an old|a broken|the old) {appl}",
+    # moods and feelings
+    "(ugh|man|honestly|sigh|well) (i'm|i am|i feel) (so|really|kind of|pretty|a bit|super) {mood}",
+    "(i've|i have) been (so|really|feeling) {mood} (all day|all week|lately|since monday)",
+    "feeling (a little|kind of|really|so) {mood} (today|tonight|this morning|lately)",
+    "(i'm|i am) in a (bad|good|weird|terrible|great|grumpy|silly) mood [today]",
+    "(why|how come) (am i|do i feel) (always|so) {mood} ?",
+    "(today|this week|work|school) (was|has been) (exhausting|awful|amazing|a disaster|so long|really rough)",
+    "i (could|really) (use|need) a (nap|hug|vacation|break|coffee|day off)",
+    "there's nothing to do [around here|today|tonight]",
+    "i don't (know|have a clue) what to do with myself",
+    "(i'm|i am) not in the mood (for|to) (this|anything|talk|work|cook)",
+    "(nobody|no one) (understands|listens to|cares about) me",
+    # shopping intentions phrased as needs (not list commands)
+    "i [still] (have to|need to|should) (go|run|pop) to the (store|mall|supermarket|pharmacy) "
+    "[later|after work|tomorrow]",
+    "i (have to|need to|should) pick up (some|more) {item} (after work|on the way home|before the weekend)",
+    "where can i (buy|find|get) (good|cheap|organic|fresh) {item} [around here|near me] ?",
+    "how much (does|do) {item} (cost|go for) (these days|at the market|right now) ?",
+    "(is|are) {item} on sale (this week|anywhere|today) ?",
+    "i [really] (should|need to) (buy|get|replace) (a new|new|some new) {gadget} [soon|one of these "
+    "days|before winter]",
+    "(i'm|we're) (thinking about|thinking of|saving up for) (buying|getting) (a|an) [new] {appl}",
+    "(do|would) you think {item} (is|are) (healthy|expensive|worth it)",
+    "(my|our) {gadget} (is|are) (worn out|falling apart|too small|broken)",
+    # idioms and activities that borrow media and light words
+    "(play|let's play|can we play|i want to play|teach me to play) {game} [with me|later|tonight]",
+    "(who wants|does anyone want) to play {game} ?",
+    "(let's|i want to|we should|can we) [go] (watch|see|look at) the {natural} [tonight|from the "
+    "porch|together]",
+    "(when|what time) (is|can i see) the {natural} ?",
+    "(make|take|hang) a (left|right|u turn) (at|after|past) the (second|third|next) "
+    "(stoplight|traffic light|set of lights|intersection)",
+    "(stay|keep) (left|right|in the left lane|in this lane) (until|past) the (bridge|lights|tunnel)",
+    "(light|strike|blow out) (a|the) (candle|candles|match|birthday candles|incense)",
+    "(we|i) [always] (travel|pack) light",
+    "(don't|let's not) make light of (this|it|the situation)",
+    "there's (a|no) light at the end of the tunnel",
+    "(i'm|he's|she's) a (huge|big) fan of {team}",
+    "(are|were) you a fan of {title} ?",
+    "(is it|it's) (my|your|his|her) turn [now|next] ?",
+    "whose turn is it [now|next] ?",
+    "turn the (pancakes|steaks|mattress|compost|soil|page of the book) [over]",
+    "(set|set off) (sail|the fireworks|on a trip|out for a walk) {time}",
+    "(open|uncork|crack open) a (bottle of wine|can of beans|jar of pickles|present|coconut)",
+    "(i'm|we're) opening (a restaurant|a bakery|a store|a new chapter)",
+    "(my|her|his) blind date (went|was) (well|badly|awkward|great)",
+    "(he's|she's|you're) an old timer",
+    # social chit-chat, thanks and insults
+    "how's your (day|weekend|morning|week) going [so far] ?",
+    "how was your (weekend|morning|week|night|vacation|trip) ?",
+    "(did|do) you (sleep well|have a good day|have fun|miss me) ?",
+    "(nice|lovely|great) to (meet|see|hear from) you",
+    "(long time no see|see you later|catch you later|talk soon|bye for now|take care)",
+    "what (are|were) you (up to|doing|thinking about) [right now|today] ?",
+    "do you have (friends|a family|a birthday|a body|a favorite song|hobbies) ?",
+    "(you're|you are) {insult}",
+    "(honestly|wow|seriously|man) (you're|you are) {insult}",
+    "(i|we) (appreciate|love|like|hate|can't stand) you",
+    "(thanks|thank you|cheers|much appreciated|ta) (buddy|pal|friend|mate|anyway|for everything|a bunch)",
+    "(that's|this is) (wrong|not what i (said|asked|meant)|not helpful|ridiculous|hilarious)",
+    "you never (listen|get it right|understand me)",
+    "(you're|you are) getting (better|worse|smarter|dumber) (every day|at this)",
+    "(sorry|my bad|oops|never mind|forget it) (i was|i'm) (talking to|joking with) (my "
+    "(wife|husband|son|daughter)|{person})",
+    "(what a|that was a) (useless|weird|great|perfect|funny) (answer|response|reply)",
+)
+
+_ALL_TEMPLATES = _TEMPLATES + _WIDE
+
+
 def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
     from firmware_tools.data.intents import _G
 
@@ -773,10 +1075,21 @@ def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
         "activity": lambda: word(_ACTIVITY),
         "direction": lambda: word(_DIRECTION),
         "aq": lambda: Fill(expand(rng.choice(_ASSISTANT_Q), rng, g, {}), {}),
+        "bodyq": lambda: Fill(expand(rng.choice(_BODY), rng, g, {}), {}),
+        "cookq": lambda: Fill(expand(rng.choice(_COOKQ), rng, g, {}), {}),
+        "cleanq": lambda: Fill(expand(rng.choice(_CLEANQ), rng, g, {}), {}),
+        "triviaq": lambda: Fill(expand(rng.choice(_TRIVIA), rng, g, {}), {}),
+        "appl": lambda: word(_APPLIANCE),
+        "appl2": lambda: word(_APPLIANCE),
+        "mood": lambda: word(_MOOD),
+        "game": lambda: word(_GAME),
+        "natural": lambda: word(_NATURAL),
+        "insult": lambda: word(_INSULT),
+        "gadget": lambda: word(_GADGET),
     }
     g.makers.update(makers)
     slots: dict[str, object] = {}
-    pieces = expand(rng.choice(_TEMPLATES), rng, g, slots)
+    pieces = expand(rng.choice(_ALL_TEMPLATES), rng, g, slots)
     if rng.random() < 0.15:
         pieces = [
             (rng.choice(("hey", "um", "so", "ok", "okay", "hey there", "excuse me", "quick question")), None),
