@@ -208,6 +208,8 @@ def start_agent(port: int, workdir: Path, cpu: int) -> subprocess.Popen[bytes]:
         "site_id": SITE,
         "mqtt": {"port": port, "max_inflight": 1000},
         "pipeline": {"stats_interval_s": 0, "queue_size": 1024},
+        # a fresh dedup/outbox state per run: the bench's ids repeat from run to run
+        "reliability": {"state_dir": str(workdir / "state")},
         "home": {"areas": ["Kitchen", "Bedroom", "Hallway", "Living Room"],
                  "entities": [{"name": "Kitchen Light", "domain": "light", "area": "Kitchen"},
                               {"name": "Blinds", "domain": "cover", "area": "Bedroom"},
