@@ -39,3 +39,18 @@ ensure_mosquitto() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq mosquitto mosquitto-clients >/dev/null
 }
+
+# ensure_apt_tools CMD:PACKAGE ...: install a Debian package for each command that is missing
+# (the tests use systemd-analyze for the unit file, fincore and taskset from util-linux, gcc)
+ensure_apt_tools() {
+    local missing=() pair
+    for pair in "$@"; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "==> installing ${missing[*]} with apt-get" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}

@@ -9,6 +9,7 @@ install_package dev
 # pins (dataclasses-json, paho-mqtt 1.x) are not needed for that, so it goes in without them
 "$VENV/bin/python" -m pip install -q --no-deps 'rhasspy-hermes==0.6.2'
 ensure_mosquitto
+ensure_apt_tools systemd-analyze:systemd fincore:util-linux taskset:util-linux gcc:gcc
 echo "==> ruff" >&2
 "$VENV/bin/ruff" check .
 echo "==> mypy" >&2
