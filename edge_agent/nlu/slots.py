@@ -293,8 +293,21 @@ MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
     "episode": ("episode",),
 }
 
+_MEDIA_INTENTS = frozenset(
+    {
+        "HassMediaPause",
+        "HassMediaUnpause",
+        "HassMediaNext",
+        "HassMediaPrevious",
+        "HassSetVolume",
+        "HassSetVolumeRelative",
+        "HassMediaPlayerMute",
+        "HassMediaPlayerUnmute",
+        "HassMediaSearchAndPlay",
+    }
+)
 # intents that take the satellite's area when none is spoken
-CONTEXT_INTENTS = frozenset(
+CONTEXT_INTENTS = _MEDIA_INTENTS | frozenset(
     {
         "HassTurnOn",
         "HassTurnOff",
@@ -305,15 +318,6 @@ CONTEXT_INTENTS = frozenset(
         "HassClimateSetTemperature",
         "HassClimateGetTemperature",
         "HassFanSetSpeed",
-        "HassMediaPause",
-        "HassMediaUnpause",
-        "HassMediaNext",
-        "HassMediaPrevious",
-        "HassSetVolume",
-        "HassSetVolumeRelative",
-        "HassMediaPlayerMute",
-        "HassMediaPlayerUnmute",
-        "HassMediaSearchAndPlay",
         "EdgeLightSetRelative",
         "EdgeClimateSetRelative",
         "HassGetState",
@@ -1216,19 +1220,6 @@ def _word_kind(raw: str, default: str) -> str:
     return default
 
 
-_MEDIA_INTENTS = frozenset(
-    {
-        "HassMediaPause",
-        "HassMediaUnpause",
-        "HassMediaNext",
-        "HassMediaPrevious",
-        "HassSetVolume",
-        "HassSetVolumeRelative",
-        "HassMediaPlayerMute",
-        "HassMediaPlayerUnmute",
-        "HassMediaSearchAndPlay",
-    }
-)
 _INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
     **{i: ("media_player",) for i in _MEDIA_INTENTS},
     "HassLightSet": ("light",),
