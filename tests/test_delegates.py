@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from delegates.fixtures import build_delegates, synth_bundle_dir
+from delegates.fixtures import BACKENDS, backend, build_delegates, bundle, libs, synth_bundle_dir  # noqa: F401
 from pydantic import ValidationError
 
 from edge_agent.errors import DelegateUnavailable, InferenceError
-from edge_agent.runtime.backend import Backend, load_backend
-from edge_agent.runtime.bundle import Bundle, load_bundle
+from edge_agent.runtime.backend import Backend
+from edge_agent.runtime.bundle import Bundle
 from edge_agent.runtime.chain import build_chain
 from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.runtime.delegates import (
@@ -25,23 +25,6 @@ from edge_agent.runtime.delegates import (
     prepare,
 )
 from edge_agent.runtime.model import SegmentRunner
-
-BACKENDS = ["tflite-runtime", "litert"]
-
-
-@pytest.fixture(scope="module")
-def bundle() -> Bundle:
-    return load_bundle(synth_bundle_dir())
-
-
-@pytest.fixture(scope="module")
-def libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return build_delegates(tmp_path_factory.mktemp("delegates"))
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return load_backend(request.param)
 
 
 def _run_segment(

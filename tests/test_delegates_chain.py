@@ -7,31 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from delegates.fixtures import build_delegates, synth_bundle_dir
+from delegates.fixtures import BACKENDS, backend, build_delegates, bundle, libs, synth_bundle_dir  # noqa: F401
 
 from edge_agent.errors import InferenceError
-from edge_agent.runtime.backend import Backend, load_backend
-from edge_agent.runtime.bundle import Bundle, load_bundle
+from edge_agent.runtime.backend import Backend
+from edge_agent.runtime.bundle import Bundle
 from edge_agent.runtime.chain import DelegateChain, build_chain, compare_outputs, open_runtime
 from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.runtime.delegates import CpuConfig, ExternalConfig
-
-BACKENDS = ["tflite-runtime", "litert"]
-
-
-@pytest.fixture(scope="module")
-def bundle() -> Bundle:
-    return load_bundle(synth_bundle_dir())
-
-
-@pytest.fixture(scope="module")
-def libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return build_delegates(tmp_path_factory.mktemp("delegates"))
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return load_backend(request.param)
 
 
 def _ids(bundle: Bundle, n: int, seed: int = 3) -> np.ndarray:

@@ -16,6 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
+from edge_agent.runtime.backend import Backend, load_backend
+from edge_agent.runtime.bundle import Bundle, load_bundle
+
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 SYNTH_SOURCE = REPO / "firmware_tools" / "commands" / "synth_bundle.py"
@@ -69,3 +74,22 @@ def build_delegates(out: Path) -> dict[str, Path]:
         )
         libs[name] = lib
     return libs
+
+
+# pytest fixtures shared by test_delegates.py and test_delegates_chain.py (imported there by name)
+BACKENDS = ["tflite-runtime", "litert"]
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Bundle:
+    return load_bundle(synth_bundle_dir())
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return build_delegates(tmp_path_factory.mktemp("delegates"))
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return load_backend(request.param)
