@@ -51,9 +51,10 @@ def _child(cfg: dict[str, Any]) -> dict[str, Any]:
     bundle = load_bundle(cfg["bundle"], verify_hashes=False)
     backend = load_backend(cfg["backend"])
     threads = int(cfg["threads"])
+    xnnpack = bool(cfg["xnnpack"])
     ex = SegmentExecutor(
         bundle,
-        lambda p: backend.make_interpreter(p, threads),
+        lambda p: backend.make_interpreter(p, threads, xnnpack=xnnpack),
         residency=cfg["residency"],
         weight_budget_mb=cfg["budget"],
         prefetch=cfg["prefetch"],
@@ -173,6 +174,13 @@ def main() -> int:
     ap.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE)
     ap.add_argument("--backend", default="tflite-runtime")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--xnnpack",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="1: default kernels (XNNPACK delegate where it takes the ops); 0: built-in kernels only",
+    )
     ap.add_argument("--budgets", default="8,16,32,64,128")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--prefetch", type=int, default=2)
@@ -194,7 +202,8 @@ def main() -> int:
             f"edge-fw synth-bundle --params 100M --out {args.bundle}"
         )
         return 2
-    base = {"bundle": str(args.bundle), "backend": args.backend, "threads": args.threads, "runs": args.runs}
+    base = {"bundle": str(args.bundle), "backend": args.backend, "threads": args.threads, "runs": args.runs,
+            "xnnpack": args.xnnpack}
     base["prefetch"] = args.prefetch
     base["invoke_rows"] = args.invoke_rows or None
     resident = _spawn({**base, "residency": "resident", "budget": None})

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -106,8 +108,11 @@ def test_plan_residency_rules() -> None:
         plan_residency(["a"], sizes, "swap", 1)
 
 
-def test_drop_page_cache_evicts_released_segments(bundle: Bundle, backend: Backend) -> None:
-    gc.collect()  # interpreters of earlier tests would keep the file mapped (mapped pages stay cached)
+def test_drop_page_cache_evicts_released_segments(bundle: Bundle, backend: Backend, tmp_path: Path) -> None:
+    # a private copy: executors and re-probe threads of other tests map (so keep cached) or read
+    # the shared bundle's files at any time
+    bundle = load_bundle(shutil.copytree(bundle.path, tmp_path / "bundle"))
+    os.sync()  # the fresh copy's pages are dirty until written back, and dirty pages are not evicted
     ex = _executor(bundle, backend, "stream", weight_budget_mb=0.1, drop_page_cache=True, prefetch=0)
     block = bundle.path / bundle.segments()["block_00"].file
     block.read_bytes()

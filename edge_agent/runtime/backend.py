@@ -53,14 +53,27 @@ class Backend:
     version: str
 
     def make_interpreter(
-        self, model_path: str | Path, num_threads: int = 1, delegates: Sequence[object] = ()
+        self,
+        model_path: str | Path,
+        num_threads: int = 1,
+        delegates: Sequence[object] = (),
+        *,
+        xnnpack: bool = True,
     ) -> Interpreter:
-        """An interpreter over ``model_path`` (memory-mapped by TFLite), tensors allocated."""
+        """An interpreter over ``model_path`` (memory-mapped by TFLite), tensors allocated.
+
+        ``xnnpack=False`` runs the built-in kernels without the default XNNPACK delegate: no packed
+        copy of the weights (they are read in place from the mapped file), slower int8 GEMMs."""
+        kwargs: dict[str, Any] = {}
+        if not xnnpack:
+            resolver = self.module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+            kwargs["experimental_op_resolver_type"] = resolver
         try:
             interp: Interpreter = self.module.Interpreter(
                 model_path=str(model_path),
                 num_threads=max(1, int(num_threads)),
                 experimental_delegates=list(delegates) or None,
+                **kwargs,
             )
             interp.allocate_tensors()
         except (ValueError, RuntimeError) as exc:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edge_agent.errors import BackendUnavailable
 from edge_agent.runtime.backend import Backend, Interpreter
 
 __all__ = ["DelegateSetup", "make_interpreter", "setup_name", "stringify_options"]
@@ -34,24 +33,12 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for ``model_path`` with the setup's delegates (tensors allocated).
 
-    With ``xnnpack`` on this is :meth:`Backend.make_interpreter`; with it off the built-in kernels
-    run without the default XNNPACK delegate (the CPU reference used for golden outputs).
+    With ``xnnpack`` off the built-in kernels run without the default XNNPACK delegate (the CPU
+    reference used for golden outputs).
     """
-    n = setup.threads or threads
-    if setup.xnnpack:
-        return backend.make_interpreter(model_path, n, setup.delegates)
-    module: Any = backend.module
-    try:
-        interp: Interpreter = module.Interpreter(
-            model_path=str(model_path),
-            num_threads=max(1, n),
-            experimental_delegates=list(setup.delegates) or None,
-            experimental_op_resolver_type=module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-        )
-        interp.allocate_tensors()
-    except (ValueError, RuntimeError) as exc:
-        raise BackendUnavailable(f"{backend.name}: cannot load {model_path}: {exc}") from exc
-    return interp
+    return backend.make_interpreter(
+        model_path, setup.threads or threads, setup.delegates, xnnpack=setup.xnnpack
+    )
 
 
 def stringify_options(options: dict[str, str | int | float | bool]) -> dict[str, str]:
