@@ -62,7 +62,7 @@ class _Glibc:
     """The two glibc allocator knobs streaming uses (absent elsewhere: both become no-ops)."""
 
     M_MMAP_THRESHOLD = -3
-    STREAM_MMAP_THRESHOLD = 256 << 10
+    STREAM_MMAP_THRESHOLD = 1 << 20
 
     def __init__(self) -> None:
         self.lib: Any = None
@@ -79,7 +79,7 @@ class _Glibc:
             self.lib.malloc_trim(0)
 
     def pin_mmap_threshold(self) -> None:
-        """Serve every allocation of 256 KiB or more with its own mapping, returned on free.
+        """Serve every allocation of 1 MiB or more with its own mapping, returned on free.
 
         glibc otherwise raises its mmap threshold after the first large free, and from then on a
         streamed segment's large buffers (packed weights, kernel scratch) come from the heap, where
