@@ -4,7 +4,6 @@ prefetches and evicts; queued requests share a segment load; synth-bundle makes 
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import shutil
 import subprocess
@@ -283,19 +282,17 @@ def test_invoke_rows_splits_a_batch_without_reloading(bundle: Bundle, backend: B
     np.testing.assert_allclose(np.concatenate([o["intent_logits"] for o in outs]), want, atol=1e-5)
 
 
-def test_fully_cached_agrees_with_fincore(bundle: Bundle) -> None:
-    import os
 
-    from edge_agent.runtime.segments import fully_cached
+def test_prefetcher_caches_every_page_without_mapping_the_file(bundle: Bundle, tmp_path: Path) -> None:
+    from edge_agent.runtime.segments import _Prefetcher
 
-    path = bundle.path / bundle.segments()["block_01"].file
-    path.read_bytes()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        assert fully_cached(fd, os.fstat(fd).st_size)
-        gc.collect()
-        evict_from_page_cache(path)
-        assert _cached_pages(path) == 0
-        assert not fully_cached(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
+    path = shutil.copy(bundle.path / bundle.segments()["block_01"].file, tmp_path / "seg.tflite")
+    os.sync()
+    evict_from_page_cache(path)
+    assert _cached_pages(path) == 0
+    reader = _Prefetcher()
+    reader.request(path)
+    reader.close()  # joins the thread: the request has been served
+    pages = -(-path.stat().st_size // os.sysconf("SC_PAGE_SIZE"))
+    assert reader.done == 1 and _cached_pages(path) == pages
+    assert str(path) not in Path("/proc/self/maps").read_text()
