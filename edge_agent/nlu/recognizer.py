@@ -8,23 +8,20 @@ that intent's threshold), decode BIO tags into character spans, and hand the spa
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import IntentResult, SlotValue, Span
+from edge_agent.nlu.result import IntentResult, Span
 from edge_agent.nlu.schema import OUT_OF_SCOPE
+from edge_agent.nlu.slots import build_slots, home_supports, refine_intent
 from edge_agent.nlu.tokenizer import Encoded
 from edge_agent.runtime.model import Model
 
 __all__ = ["IntentRecognizer", "decode_spans"]
-
-SlotBuilder = Callable[[str, str, list[Span], "Home | None", "str | None"], dict[str, SlotValue]]
-
 
 def softmax(z: npt.NDArray[np.float32], temperature: float = 1.0) -> npt.NDArray[np.float32]:
     z = z / np.float32(temperature)
@@ -48,9 +45,6 @@ class IntentRecognizer:
         thresholds: dict[str, float] = calibration.get("intent_thresholds", {})
         self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
         self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
-        self._build_slots = _slot_builder()
-        self._home_supports = _home_supports()
-        self._refine = _refine_intent()
 
     def recognize(self, texts: Sequence[str], context_area: str | None = None) -> list[IntentResult]:
         if not texts:
@@ -85,25 +79,24 @@ class IntentRecognizer:
             best, conf = rescued, float(probs[rescued])
         intent = self.intents[best]
         spans = decode_spans(enc, tag_probs, self.tags)
-        slots = self._build_slots(text, intent, spans, self.home, context_area)
-        if self._refine is not None:
-            refined = self._refine(intent, slots, self.home)
-            if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
-                intent, conf = refined, max(conf, float(probs[self.intents.index(refined)]))
-                slots = self._build_slots(text, intent, spans, self.home, context_area)
+        slots = build_slots(text, intent, spans, self.home, context_area)
+        refined = refine_intent(intent, slots, self.home)
+        if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
+            intent, conf = refined, max(conf, float(probs[self.intents.index(refined)]))
+            slots = build_slots(text, intent, spans, self.home, context_area)
         return IntentResult(text, intent, conf, slots, enc.truncated)
 
     def _home_rescue(self, text: str, probs: npt.NDArray[np.float32]) -> int | None:
         """A borderline rejection is overturned when the runner-up intent has real support
         (p >= RESCUE_MIN_P) and the text names, word for word, one of the home's entities that intent
         acts on ("is the phone charging?" in a home with a Phone). Needs a home."""
-        if self.home is None or self._home_supports is None:
+        if self.home is None:
             return None
         order = [int(i) for i in np.argsort(-probs)[:2]]
         for idx in order:
             if idx == self.oos_index:
                 continue
-            if float(probs[idx]) >= RESCUE_MIN_P and self._home_supports(text, self.intents[idx], self.home):
+            if float(probs[idx]) >= RESCUE_MIN_P and home_supports(text, self.intents[idx], self.home):
                 return idx
             return None
         return None
@@ -138,45 +131,3 @@ def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequenc
 
 def _span(cur: list[Any]) -> Span:
     return Span(int(cur[0]), int(cur[1]), str(cur[2]), float(np.mean(cur[3])))
-
-
-def _slot_builder() -> SlotBuilder:
-    try:
-        module = importlib.import_module("edge_agent.nlu.slots")
-    except ModuleNotFoundError as exc:
-        if exc.name != "edge_agent.nlu.slots":
-            raise
-        return _raw_slots
-    builder: SlotBuilder = module.build_slots
-    return builder
-
-
-def _home_supports() -> Callable[[str, str, Home], bool] | None:
-    try:
-        module = importlib.import_module("edge_agent.nlu.slots")
-    except ModuleNotFoundError:
-        return None
-    found: Callable[[str, str, Home], bool] | None = getattr(module, "home_supports", None)
-    return found
-
-
-def _refine_intent() -> Callable[[str, dict[str, SlotValue], Home | None], str] | None:
-    try:
-        module = importlib.import_module("edge_agent.nlu.slots")
-    except ModuleNotFoundError:
-        return None
-    found: Callable[[str, dict[str, SlotValue], Home | None], str] | None = getattr(
-        module, "refine_intent", None
-    )
-    return found
-
-
-def _raw_slots(
-    text: str, intent: str, spans: list[Span], home: Home | None, context_area: str | None
-) -> dict[str, SlotValue]:
-    """Fallback when the normalizer is not installed: each span reported raw."""
-    out: dict[str, SlotValue] = {}
-    for span in spans:
-        raw = text[span.start : span.end]
-        out.setdefault(span.slot, SlotValue(raw, raw, span.start, span.end, span.confidence))
-    return out

@@ -1,0 +1,203 @@
+"""The slot collector (``_Out``) and the media rules: search-and-play queries, media words beside
+the query, TV show titles."""
+
+from __future__ import annotations
+
+import re
+
+from edge_agent.nlu.home import Home
+from edge_agent.nlu.result import SlotValue, Span
+from edge_agent.nlu.slots.spans import home_mentions
+from edge_agent.nlu.slots.words import _MEDIA_BY_WORD, _WORD, _key, _lookup, mentions_here
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.slots: dict[str, SlotValue] = {}
+
+    def put(self, name: str, value: object, span: Span, raw: str, overwrite: bool = False) -> None:
+        if name in self.slots and not overwrite:
+            return
+        self.slots[name] = SlotValue(value, raw, span.start, span.end, span.confidence)
+
+
+_MEDIA_AFTER = re.compile(r"\s+(\w+)")
+
+
+def _media_word_starts(text: str, start: int, end: int) -> bool:
+    """The mention begins a media class phrase ("tv" of "tv show")."""
+    nxt = _MEDIA_AFTER.match(text, end)
+    return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in _MEDIA_BY_WORD
+
+
+def _overlaps(a: SlotValue, start: int, end: int) -> bool:
+    return a.start >= 0 and a.start < end and start < a.end
+
+
+_PLAY_LEAD = re.compile(
+    r"^\W*(?:(?:hey|ok|okay|please|can you|could you|would you|i want to|i'd like to|let's)\s+)*"
+    r"(?:play|put on|listen to|watch|stream|start playing|queue up|throw on|hear)\s+(?:me\s+|some\s+)?",
+    re.IGNORECASE,
+)
+_PLACE_TAIL = re.compile(r"\s+(?:on|in|at|through|via)\s+(?:the\s+|my\s+|our\s+)?", re.IGNORECASE)
+_QUERY_STOP = frozenset(
+    (
+        "play", "playing", "on", "the", "a", "an", "some", "me", "to", "listen", "watch", "hear", "put",
+        "stream", "up", "queue", "throw", "find", "for", "search", "look", "start", "want", "like", "please",
+        "can", "you", "could", "i", "i'd", "let's", "and", "it", "of",
+    )
+)  # fmt: skip
+
+
+def _media_query(out: _Out, text: str, home: Home | None) -> None:
+    """What to play, when the tagger missed it or cut it short: the words after the play verb up to
+    the player or room ("play the Queen album on the TV"), less a media class word at either end."""
+    slot = out.slots.get("search_query")
+    if slot is not None and _key(str(slot.value)) in _QUERY_STOP | {""}:
+        del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
+        slot = None
+    if slot is not None:
+        _grow_query_left(out, text, slot)
+        _split_media_word(out, text)
+        _media_word_beside(out, text)
+        return
+    lead = _PLAY_LEAD.match(text)
+    if lead is None:
+        return
+    start = lead.end()
+    stop = len(text.rstrip(" ?.!,"))
+    mentions = {m[0] for m in home_mentions(text, home)} if home is not None else set()
+    for tail in _PLACE_TAIL.finditer(text, start):
+        if tail.end() in mentions or mentions_here(text[tail.start() :]):
+            stop = tail.start()
+            break
+    words = text[start:stop].split()
+    media: tuple[str, str] | None = None
+    if words and words[0].lower() == "the" and len(words) > 2 and _lookup(_MEDIA_BY_WORD, words[1]):
+        words = words[1:]
+    for pick in (2, 1):
+        if len(words) > pick and " ".join(words[:pick]).lower() in _MEDIA_BY_WORD:
+            media, words = (
+                (_MEDIA_BY_WORD[" ".join(words[:pick]).lower()], " ".join(words[:pick])),
+                words[pick:],
+            )
+            break
+        if len(words) > pick and " ".join(words[-pick:]).lower() in _MEDIA_BY_WORD:
+            media, words = (
+                (_MEDIA_BY_WORD[" ".join(words[-pick:]).lower()], " ".join(words[-pick:])),
+                words[:-pick],
+            )
+            if words and words[0].lower() == "the":
+                words = words[1:]
+            break
+    query = " ".join(words).strip(" ?.!,")
+    if not query:
+        return
+    q_start = text.find(query, start)
+    q_end = q_start + len(query)
+    for name in ("area", "floor", "name", "domain", "device_class", "media_class"):
+        value = out.slots.get(name)
+        if value is not None and value.start >= 0 and value.start < q_end and q_start < value.end:
+            del out.slots[name]
+    if home is not None and not {"area", "floor"} & set(out.slots):
+        for m_start, m_end, kind, value_ in home_mentions(text, home):
+            if kind != "name" and m_start >= q_end:  # the room after the title
+                out.put(kind, value_, Span(m_start, m_end, kind, 0.5), text[m_start:m_end])
+                break
+    span = Span(q_start, q_end, "search_query", 0.5)
+    out.put("search_query", query, span, query)
+    if media is not None and "media_class" not in out.slots:
+        m_start = text.lower().find(media[1].lower(), start)
+        out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
+
+
+def _grow_query_left(out: _Out, text: str, slot: SlotValue) -> None:
+    """ "Abbey" + tagged "Road": untagged words just before the query that are not the verb, an
+    article or a media class word belong to it."""
+    if slot.start < 0:
+        return
+    taken = [(v.start, v.end) for k, v in out.slots.items() if k != "search_query" and v.start >= 0]
+    start = slot.start
+    for m in reversed(list(_WORD.finditer(text, 0, slot.start))):
+        word = m.group(0)
+        if (
+            text[m.end() : start].strip()
+            or (word.lower() in _QUERY_STOP and word != "The")  # a capital "The" starts a title
+            or word.lower() in _MEDIA_BY_WORD
+            or any(a < m.end() and m.start() < b for a, b in taken)
+        ):
+            break
+        start = m.start()
+    if start != slot.start:
+        raw = text[start : slot.end]
+        out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
+
+
+def _split_media_word(out: _Out, text: str) -> None:
+    """ "Beatles artist" read as one query: a media class word at its end is the media class."""
+    slot = out.slots["search_query"]
+    words = str(slot.value).split()
+    if len(words) < 2 or slot.start < 0 or words[-1].lower() not in _MEDIA_BY_WORD:
+        return
+    if all(w.lower() in _QUERY_STOP | {"my", "our", "your"} for w in words[:-1]):
+        return  # "my playlist" is the query itself
+    last = words[-1]
+    if "media_class" not in out.slots:
+        m_start = slot.start + slot.raw.rfind(last)
+        out.put(
+            "media_class",
+            _MEDIA_BY_WORD[last.lower()],
+            Span(m_start, m_start + len(last), "media_class", 0.5),
+            last,
+        )
+    words = words[:-1]
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    query = " ".join(words)
+    q_start = text.find(query, slot.start)
+    out.slots["search_query"] = SlotValue(query, query, q_start, q_start + len(query), slot.confidence)
+
+
+_BEFORE_QUERY = re.compile(r"(\w+(?: \w+)?)\s+$")
+_AFTER_QUERY = re.compile(r"\s+(\w+(?: \w+)?)")
+
+
+def _media_word_beside(out: _Out, text: str) -> None:
+    """ "put on the album Abbey Road": an untagged media class word right before or after the query."""
+    slot = out.slots["search_query"]
+    if "media_class" in out.slots or slot.start < 0:
+        return
+    before = _BEFORE_QUERY.search(text, 0, slot.start)
+    after = _AFTER_QUERY.match(text, slot.end)
+    for m in (before, after):
+        if m is None:
+            continue
+        words = m.group(1).lower().split()
+        for cand in (" ".join(words), words[-1] if m is before else words[0]):
+            if cand in _MEDIA_BY_WORD:
+                offset = m.group(1).lower().rfind(cand) if m is before else m.group(1).lower().find(cand)
+                start = m.start(1) + offset
+                span = Span(start, start + len(cand), "media_class", 0.5)
+                out.put("media_class", _MEDIA_BY_WORD[cand], span, text[start : start + len(cand)])
+                return
+
+
+def _tv_show(out: _Out, text: str) -> None:
+    """ "tv" of "tv show" read as the player: it is part of the media class."""
+    name = out.slots.get("name")
+    if name is None or name.start < 0:
+        return
+    media = out.slots.get("media_class")
+    if not (
+        _media_word_starts(text, name.start, name.end)
+        or (media is not None and _overlaps(media, name.start, name.end))
+    ):
+        return
+    for slot in ("name", "domain", "device_class"):
+        if slot in out.slots and out.slots[slot].start == name.start:
+            del out.slots[slot]
+    nxt = _MEDIA_AFTER.match(text, name.end)
+    if nxt is not None:
+        phrase = f"{text[name.start : name.end]} {nxt[1]}"
+        span = Span(name.start, nxt.end(1), "media_class", name.confidence)
+        out.put("media_class", _MEDIA_BY_WORD.get(phrase.lower(), "tv_show"), span, phrase, overwrite=True)

@@ -1,0 +1,474 @@
+"""Span repair before slots are built: snapping tagged spans to whole words, joining and
+extending cut-short spans, and aligning spans with the home's entity, area and floor names."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+
+from edge_agent.nlu import normalize as nz
+from edge_agent.nlu.home import Home
+from edge_agent.nlu.result import Span
+from edge_agent.nlu.slots.words import (
+    _BINARY_OFF,
+    _COVER_BY_WORD,
+    _DOMAIN_BY_WORD,
+    _MEDIA_BY_WORD,
+    _STATE_FILLER,
+    _STATE_PHRASES,
+    _WORD,
+    BINARY_CLASSES,
+    _key,
+    _lookup,
+    _word_kind,
+    device_class_for,
+)
+
+
+def _group(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]]:
+    groups: dict[str, list[tuple[Span, str]]] = {}
+    for span in sorted(spans, key=lambda s: s.start):
+        start, end = max(0, span.start), min(len(text), span.end)
+        raw = text[start:end].strip()
+        if raw:
+            groups.setdefault(span.slot, []).append((span, raw))
+    return groups
+
+
+_JOINERS = re.compile(r"^[\s,]*(?:and|plus)?[\s,]*$", re.IGNORECASE)
+
+
+def _timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -> list[Span]:
+    """Timer intents fix the role of a duration: a new timer only has a length ("duration"); cancel,
+    pause, resume and status only identify one ("start_duration"); add/remove have both (the first
+    one spoken without "timer" after it is the amount). A timer "name" that is a room is its area."""
+    out: list[Span] = []
+    for sp in spans:
+        slot = sp.slot
+        if slot in ("duration", "start_duration"):
+            if intent == "HassStartTimer":
+                slot = "duration"
+            elif intent not in ("HassIncreaseTimer", "HassDecreaseTimer"):
+                slot = "start_duration"
+        elif slot == "timer_name" and home is not None:
+            raw = text[max(0, sp.start) : sp.end]
+            if home.resolve_area(raw, fuzzy=False) is not None:
+                slot = "area"
+        out.append(Span(sp.start, sp.end, slot, sp.confidence))
+    durations = [i for i, sp in enumerate(out) if sp.slot == "duration"]
+    if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and len(durations) > 1:
+        for i in durations:  # "increase the 1 hour timer by 5 minutes": the one naming the timer
+            sp = out[i]
+            if text[sp.end :].lstrip().lower().startswith("timer") or re.search(
+                r"timer (?:for|of)\s*$", text[: sp.start], re.IGNORECASE
+            ):
+                out[i] = Span(sp.start, sp.end, "start_duration", sp.confidence)
+                break
+    if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and not any(sp.slot == "duration" for sp in out):
+        for i, sp in enumerate(out):
+            if sp.slot == "start_duration" and not text[sp.end :].lstrip().lower().startswith("timer"):
+                out[i] = Span(sp.start, sp.end, "duration", sp.confidence)
+                break
+    return out
+
+
+def _merged(text: str, items: list[tuple[Span, str]]) -> tuple[Span, str]:
+    """Pieces of one slot read together: the text between them when only "and"/commas separate them."""
+    first, last = items[0][0], items[-1][0]
+    conf = min(s.confidence for s, _ in items)
+    gaps = [text[a[0].end : b[0].start] for a, b in itertools.pairwise(items)]
+    if all(_JOINERS.match(gap) for gap in gaps):
+        return Span(first.start, last.end, first.slot, conf), text[first.start : last.end].strip()
+    return Span(first.start, last.end, first.slot, conf), " ".join(raw for _, raw in items)
+
+
+def _adjacent(text: str, left: Span, right: Span) -> bool:
+    return left.end <= right.start and not text[left.end : right.start].strip()
+
+
+_PLACE_SLOTS = ("name", "area", "floor")
+
+
+def _known(home: Home, slot: str, raw: str) -> bool:
+    if slot == "name":
+        return home.resolve_entity(raw, fuzzy=False) is not None
+    if slot == "area":
+        return home.resolve_area(raw, fuzzy=False) is not None
+    return home.resolve_floor(raw, fuzzy=False) is not None
+
+
+def _merge_and_extend(text: str, spans: list[Span], home: Home) -> list[Span]:
+    """Name/area/floor spans split by the tagger ("living" + "room") are joined when adjacent, and a
+    span that matches nothing grows by one untagged word on either side when that makes a match."""
+    merged: list[Span] = []
+    for sp in spans:
+        last = merged[-1] if merged else None
+        joined = _joined_kind(text, last, sp, home) if last is not None else None
+        if last is not None and joined is not None:
+            merged[-1] = Span(last.start, sp.end, joined, min(last.confidence, sp.confidence))
+        else:
+            merged.append(sp)
+    tagged = [(sp.start, sp.end) for sp in merged]
+    out: list[Span] = []
+    for sp in merged:
+        raw = text[sp.start : sp.end]
+        if sp.slot in _PLACE_SLOTS and not _known(home, sp.slot, raw):
+            for start, end in _neighbour_words(text, sp):
+                if any(a < end and start < b for a, b in tagged if (a, b) != (sp.start, sp.end)):
+                    continue
+                if _known(home, sp.slot, text[start:end]):
+                    sp = Span(start, end, sp.slot, sp.confidence)
+                    break
+        out.append(sp)
+    return out
+
+
+def _joined_kind(text: str, left: Span, right: Span, home: Home) -> str | None:
+    """Two adjacent place/name spans that belong together: same kind, or together a known place."""
+    if left.slot not in _PLACE_SLOTS or right.slot not in _PLACE_SLOTS or not _adjacent(text, left, right):
+        return None
+    if left.slot == right.slot:
+        return left.slot
+    raw = text[left.start : right.end]
+    for slot in ("area", "floor", "name"):
+        if _known(home, slot, raw):
+            return slot
+    return None
+
+
+def _neighbour_words(text: str, sp: Span) -> list[tuple[int, int]]:
+    after = _WORD.match(text, sp.end + 1) if text[sp.end : sp.end + 1] == " " else None
+    before = [m for m in _WORD.finditer(text, 0, max(0, sp.start - 1)) if m.end() == sp.start - 1]
+    out = []
+    if after is not None:
+        out.append((sp.start, after.end()))
+    if before:
+        out.append((before[-1].start(), sp.end))
+    return out
+
+
+def _repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
+    """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
+    "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
+    spans = _merge_and_extend(text, sorted(spans, key=lambda sp: sp.start), home)
+    i = 0
+    while i < len(spans):
+        span = spans[i]
+        raw = text[span.start : span.end]
+        if (
+            span.slot == "name"
+            and home.resolve_entity(raw) is None
+            and home.resolve_area(raw, fuzzy=False) is not None
+        ):
+            spans[i] = span = Span(span.start, span.end, "area", span.confidence)  # "kitchen" is a room here
+        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            prev = spans[i - 1] if i > 0 else None
+            if (
+                nxt is not None
+                and nxt.slot in ("domain", "device_class")
+                and _adjacent(text, span, nxt)
+                and home.resolve_entity(text[span.start : nxt.end], fuzzy=False) is not None
+            ):
+                spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
+                del spans[i + 1]
+                continue
+            if (
+                prev is not None
+                and prev.slot in ("area", "floor")
+                and _adjacent(text, prev, span)
+                and home.resolve_entity(text[prev.start : span.end], fuzzy=False) is not None
+            ):
+                spans[i - 1] = Span(prev.start, span.end, "name", min(span.confidence, prev.confidence))
+                del spans[i]
+                continue
+        if span.slot in ("area", "floor"):
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            if (
+                nxt is not None
+                and nxt.slot in ("domain", "device_class")
+                and _adjacent(text, span, nxt)
+                and home.resolve_entity(text[span.start : nxt.end], fuzzy=False) is not None
+            ):
+                spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
+                del spans[i + 1]  # "the bedroom lamp" is the entity Bedroom Lamp, not a room + lights
+                continue
+            if (
+                home.resolve_area(raw, fuzzy=False) is None
+                and home.resolve_floor(raw, fuzzy=False) is None
+                and home.resolve_entity(raw, fuzzy=False) is not None
+            ):
+                spans[i] = Span(span.start, span.end, "name", span.confidence)
+        if span.slot in ("domain", "device_class") and not any(sp.slot == "name" for sp in spans):
+            named = home.resolve_entity(raw, fuzzy=False, plural=False)
+            if named is not None and (
+                intent == "HassGetState" or named.domain not in ("sensor", "binary_sensor")
+            ):
+                spans[i] = Span(
+                    span.start, span.end, "name", span.confidence
+                )  # an entity called "CO" or "TV"
+        if span.slot == "name" and home.resolve_entity(raw, fuzzy=False, plural=False) is None:
+            # also "bedroom curtains" that only matched the entity "Bedroom Curtain" through the
+            # plural: a room and a kind of device (HA reads it as a group), not that one entity
+            split = _split_area_word(text, span, home)
+            if split:
+                spans[i : i + 1] = split
+        i += 1
+    return spans
+
+
+def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
+    """ "kitchen lights" tagged as one name, with no such entity -> area "kitchen" + domain "lights"."""
+    raw = text[span.start : span.end]
+    for cut in [m.start() for m in re.finditer(r" ", raw)]:
+        head, tail = raw[:cut], raw[cut + 1 :]
+        kind = (
+            "area"
+            if home.resolve_area(head, fuzzy=False)
+            else "floor"
+            if home.resolve_floor(head, fuzzy=False)
+            else None
+        )
+        if kind is None:
+            continue
+        word = (
+            "domain"
+            if _lookup(_DOMAIN_BY_WORD, tail)
+            else "device_class"
+            if _lookup(_COVER_BY_WORD, tail)
+            else None
+        )
+        if word is not None and _key(tail) in _DOMAIN_BY_WORD | _COVER_BY_WORD:
+            return [
+                Span(span.start, span.start + cut, kind, span.confidence),
+                Span(span.start + cut + 1, span.end, word, span.confidence),
+            ]
+    return []
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum()
+
+
+_JOINABLE = frozenset(
+    (
+        "list_name", "item", "search_query", "message", "conversation_command", "timer_name", "state",
+        "brightness", "position", "percentage", "volume_level", "temperature", "color", "media_class",
+    )
+)  # fmt: skip
+
+
+def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words;
+    pieces that then overlap are merged (same slot) or the one that covered more text wins."""
+    grown: list[tuple[Span, int]] = []
+    for sp in sorted(spans, key=lambda s: (s.start, s.end)):
+        start, end = max(0, sp.start), min(len(text), sp.end)
+        if end <= start:
+            grown.append((sp, 0))
+            continue
+        while start > 0 and _is_word_char(text[start - 1]) and _is_word_char(text[start]):
+            start -= 1
+        while end < len(text) and _is_word_char(text[end]) and _is_word_char(text[end - 1]):
+            end += 1
+        grown.append((Span(start, end, sp.slot, sp.confidence), min(len(text), sp.end) - max(0, sp.start)))
+    out: list[tuple[Span, int]] = []
+    for sp, covered in grown:
+        if (
+            out
+            and covered
+            and out[-1][1]
+            and sp.slot == out[-1][0].slot
+            and sp.slot in _JOINABLE
+            and sp.start >= out[-1][0].end
+            and not text[out[-1][0].end : sp.start].strip()
+            and (sp.slot != "state" or _key(text[out[-1][0].start : sp.end]) in _STATE_PHRASES)
+        ) or (
+            out
+            and sp.slot == out[-1][0].slot
+            and sp.slot in ("domain", "device_class")
+            and sp.start >= out[-1][0].end
+            and not text[out[-1][0].end : sp.start].strip()
+            and not _understood(text[out[-1][0].start : out[-1][0].end], sp.slot, None)
+        ):
+            prev, prev_cov = out[-1]  # "trader" + "joes": one value tagged word by word
+            out[-1] = (
+                Span(prev.start, sp.end, sp.slot, min(prev.confidence, sp.confidence)),
+                prev_cov + covered,
+            )
+            continue
+        if out and covered and out[-1][1] and sp.start < out[-1][0].end:
+            prev, prev_cov = out[-1]
+            if prev.slot == sp.slot:
+                joined = Span(prev.start, max(prev.end, sp.end), sp.slot, min(prev.confidence, sp.confidence))
+                out[-1] = (joined, prev_cov + covered)
+            elif covered > prev_cov:
+                out[-1] = (sp, covered)
+            continue
+        out.append((sp, covered))
+    return [sp for sp, _ in out]
+
+
+_MentionCache = dict[int, tuple[Home, "re.Pattern[str] | None", dict[str, tuple[str, str]]]]
+_MENTIONS: _MentionCache = {}
+
+
+def _mention_index(home: Home) -> tuple[re.Pattern[str] | None, dict[str, tuple[str, str]]]:
+    """One regex over every spoken entity name, area and floor of the home (longest first)."""
+    cached = _MENTIONS.get(id(home))
+    if cached is not None and cached[0] is home:
+        return cached[1], cached[2]
+    table: dict[str, tuple[str, str]] = {}
+    for kind, values in (
+        ("floor", home.floors),
+        ("area", home.areas),
+        ("name", [n for e in home.entities for n in e.spoken_names()]),
+    ):
+        for value in values:
+            key = re.sub(r"\s+", " ", value.lower()).strip()
+            if len(key) >= 2:
+                table[key] = (kind, value)  # an entity called like its room wins: it is more specific
+    pattern = None
+    if table:
+        alts = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+        pattern = re.compile(rf"(?<![a-z0-9])(?:{alts})(?![a-z0-9])")
+    if len(_MENTIONS) > 32:
+        _MENTIONS.clear()
+    _MENTIONS[id(home)] = (home, pattern, table)
+    return pattern, table
+
+
+def home_mentions(text: str, home: Home) -> list[tuple[int, int, str, str]]:
+    """Word-bounded mentions of the home's names, areas and floors: (start, end, kind, value)."""
+    pattern, table = _mention_index(home)
+    if pattern is None:
+        return []
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return []
+    out = []
+    for m in pattern.finditer(lowered):
+        kind, value = table[m.group(0)]
+        out.append((m.start(), m.end(), kind, value))
+    return out
+
+
+def _resolves(home: Home, slot: str, raw: str) -> bool:
+    if slot == "name":
+        return home.resolve_entity(raw) is not None
+    if slot == "area":
+        return home.resolve_area(raw) is not None
+    return home.resolve_floor(raw) is not None
+
+
+def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
+    """A place span that resolves to nothing but overlaps a word-exact mention of a home name, area or
+    floor ("living" of "living room", "room fan") takes the mention's extent and kind; what it
+    covered outside the mention stays, re-read as a domain / class / state word when it is one. A
+    kind span that ran into a place ("light upstairs") is split the same way."""
+    for start, end, kind, _ in home_mentions(text, home):
+        over = [sp for sp in spans if sp.start < end and start < sp.end and _misread(text, sp, home)]
+        if not over or any(sp.start < end and start < sp.end and sp not in over for sp in spans):
+            continue
+        if all(
+            sp.start <= start
+            and sp.end >= end
+            and sp.slot in _PLACE_SLOTS
+            and not _state_left(text, sp, start, end)
+            for sp in over
+        ):
+            continue  # a longer name that merely contains a room ("Outside Humidity") stays whole
+        if len(over) == 1 and (over[0].start, over[0].end) == (start, end):
+            continue
+        conf = min(sp.confidence for sp in over)
+        keep = [sp for sp in spans if sp not in over]
+        keep.append(Span(start, end, kind, conf))
+        for sp in over:
+            for a, b in ((sp.start, start), (end, sp.end)):
+                piece = text[a:b] if b > a else ""
+                if not piece.strip():
+                    continue
+                lead = len(piece) - len(piece.lstrip())
+                a2, b2 = a + lead, a + lead + len(piece.strip())
+                keep.append(Span(a2, b2, _word_kind(text[a2:b2], sp.slot), sp.confidence))
+        spans = sorted(keep, key=lambda sp: sp.start)
+    return spans
+
+
+def _misread(text: str, sp: Span, home: Home) -> bool:
+    """A place span that resolves to nothing, or a kind span whose words name no kind."""
+    raw = text[sp.start : sp.end]
+    if sp.slot in _PLACE_SLOTS:
+        return not _resolves(home, sp.slot, raw)
+    if sp.slot == "domain":
+        return _lookup(_DOMAIN_BY_WORD, raw) is None and device_class_for(raw, "", False) is None
+    if sp.slot == "device_class":
+        return device_class_for(raw, "HassGetState", False) is None
+    return False
+
+
+def _state_left(text: str, sp: Span, start: int, end: int) -> bool:
+    """What a span holds besides the place is a state phrase ("kitchen flooded")."""
+    rest = f"{text[sp.start : start]} {text[end : sp.end]}"
+    return _key(rest) in _STATE_PHRASES
+
+
+_VALUE_PARSERS: dict[str, Callable[[str], object]] = {
+    "brightness": nz.parse_brightness,
+    "position": nz.parse_percentage,
+    "percentage": nz.parse_percentage,
+    "volume_level": nz.parse_percentage,
+    "temperature": nz.parse_temperature,
+    "color": nz.parse_color,
+}
+
+
+def _understood(text: str, slot: str, home: Home | None) -> bool:
+    """Whether a span's words already mean something for its slot."""
+    key = _key(text)
+    if slot == "state":
+        key = _STATE_FILLER.sub("", key) or key
+        return (
+            key in _STATE_PHRASES
+            or key in _BINARY_OFF
+            or any(key in c[1] + c[2] for c in BINARY_CLASSES.values())
+        )
+    if slot == "domain":
+        return _lookup(_DOMAIN_BY_WORD, text) is not None or device_class_for(text, "", False) is not None
+    if slot == "device_class":
+        return device_class_for(text, "HassGetState", False) is not None
+    if slot == "media_class":
+        return _lookup(_MEDIA_BY_WORD, text) is not None
+    if slot == "list_name":
+        spoken = re.sub(r"\s+list$", "", text.strip(" ?.!,"), flags=re.IGNORECASE)
+        return home is None or home.resolve_list(spoken, fuzzy=False) is not None
+    parse = _VALUE_PARSERS.get(slot)
+    return parse is None or parse(text) is not None
+
+
+def _grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
+    """A state, kind, value or list-name span the tagger cut short ("at" of "at home", "single" of
+    "every single light", "the" of "the lowest", "trader" of "trader joes") takes up to two following
+    untagged words when that makes it mean something; a value that is really a color becomes one."""
+    out = sorted(spans, key=lambda sp: sp.start)
+    for i, sp in enumerate(out):
+        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *_VALUE_PARSERS):
+            continue
+        raw = text[max(0, sp.start) : sp.end]
+        if not raw.strip() or _understood(raw, sp.slot, home):
+            continue
+        if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
+            out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
+            continue
+        limit = out[i + 1].start if i + 1 < len(out) else len(text)
+        end = sp.end
+        for _ in range(2):
+            word = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
+            if word is None or word.end() > limit:
+                break
+            end = word.end()
+            if _understood(text[sp.start : end], sp.slot, home):
+                out[i] = Span(sp.start, end, sp.slot, sp.confidence)
+                break
+    return out
