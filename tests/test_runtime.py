@@ -37,6 +37,15 @@ def test_both_backends_are_installed() -> None:
     assert load_backend("auto").name in BACKENDS
 
 
+@pytest.mark.parametrize(
+    ("name", "dist"), [("litert", "ai-edge-litert"), ("tflite-runtime", "tflite-runtime")]
+)
+def test_backend_reports_the_installed_version(name: str, dist: str) -> None:
+    from importlib import metadata
+
+    assert load_backend(name).version == metadata.version(dist)
+
+
 def test_unknown_backend_is_a_clear_error() -> None:
     with pytest.raises(BackendUnavailable, match="unknown backend 'onnx'"):
         load_backend("onnx")
