@@ -18,12 +18,9 @@ the runtime pieces a streamed model needs (bundle, backend, segment executor). P
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -79,11 +76,16 @@ def _child(cfg: dict[str, Any]) -> dict[str, Any]:
     return {  # best of N: the machine is shared, the minimum is the configuration's own cost
         "b1_ms": 1000 * min(b1),
         "b8_ms": 1000 * min(b8),
-        "b1_median_ms": 1000 * statistics.median(b1),
-        "b8_median_ms": 1000 * statistics.median(b8),
+        "b1_median_ms": 1000 * _median(b1),
+        "b8_median_ms": 1000 * _median(b8),
         "peak_rss_mb": _rss_mb(),
         "resident_mb": sum(ex.sizes[n] for n in ex.resident_names) / (1 << 20),
     }
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return (s[len(s) // 2] + s[(len(s) - 1) // 2]) / 2
 
 
 def _cold(ex: Any, bundle: Any, ids: Any, runs: int, evict: Any) -> dict[str, Any]:
@@ -119,6 +121,8 @@ def _cold(ex: Any, bundle: Any, ids: Any, runs: int, evict: Any) -> dict[str, An
 
 def _spawn(cfg: dict[str, Any]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    import subprocess
+
     out = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(cfg)],
         capture_output=True,
@@ -170,6 +174,11 @@ def _plot(path: Path, rows: list[dict[str, Any]], resident: dict[str, Any]) -> N
 
 
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":  # before the parent's imports: RSS is measured here
+        print(json.dumps(_child(json.loads(sys.argv[2]))))
+        return 0
+    import argparse
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE)
     ap.add_argument("--backend", default="tflite-runtime")
@@ -191,11 +200,7 @@ def main() -> int:
         help="stream/auto: rows per invoke within a batch (0 = whole batch)",
     )
     ap.add_argument("--png", type=Path, default=REPO / "bench" / "streaming.png")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:
-        print(json.dumps(_child(json.loads(args.child))))
-        return 0
     if not (args.bundle / "manifest.json").exists():
         print(
             f"no bundle at {args.bundle}; make one with: "
