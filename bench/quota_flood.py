@@ -1,0 +1,369 @@
+"""CPU quota and transcript latency of the real agent under a flood of log lines.
+
+    nice .venv/bin/python bench/quota_flood.py [--modes single bulk] [--quota 0.5] [--rate 8000]
+        [--seconds 30] [--transcripts-per-s 10] [--publishers 2] [--sources 32]
+
+For each mode: a private mosquitto on a free loopback port (``max_queued_messages 100000``,
+``set_tcp_nodelay true``) and ``edge-agent run`` with ``runtime.cpu.quota`` on the shipped bundle
+and a fresh state directory. ``single`` runs the agent with ``mqtt.bulk_session: false`` (log lines
+and transcripts share one MQTT session), ``bulk`` with ``mqtt.bulk_session: true`` (log topics on
+a second session). Both modes run in one invocation, one after the other, so they see the same
+machine.
+
+While ``--publishers`` processes flood ``{prefix}/{site}/logs/<source>`` with ``--rate`` lines per
+second (QoS 1, one line per message unless ``--lines-per-message``, spread over ``--sources``
+sources so the per-source rate limit is not what is measured), a separate client publishes
+transcripts (QoS 1, unique ids) and times publish -> intent arrival. Printed per mode: the agent's
+CPU (user + system from /proc/PID/stat) in each 10 s window against the quota (target: within
++-10%), transcript latency p50/p95/p99 seen by the client and inside the agent (target: client
+p99 <= 50 ms), and what happened to the log lines: sent, summarized by the agent, sent to the DLQ,
+never processed (dropped by the broker's queue limit or still queued when the bench gave up), and
+how often the agent's queue pushed back on the network thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+import yaml
+from paho.mqtt.enums import CallbackAPIVersion
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from edge_agent.config import MqttConfig  # noqa: E402
+from edge_agent.demo.broker import Mosquitto  # noqa: E402
+from edge_agent.pipeline.stats import percentiles  # noqa: E402
+
+SITE = "flood"
+WINDOW_S = 10.0
+TEXTS = [
+    "turn on the kitchen light",
+    "set the bedroom blinds to forty percent",
+    "what is the temperature in the hallway",
+    "start the vacuum",
+    "add coffee to the shopping list",
+    "turn off the hallway light",
+]
+# what a gateway's daemons say all day long: mostly routine, some warnings, no critical lines
+# (an alert per line would measure the alert path instead)
+LOG_TEMPLATES = [
+    "kernel: [{a}.{b:03d}] usb 1-1: new high-speed USB device number {c} using xhci_hcd",
+    "systemd[1]: Started Session {c} of user pi.",
+    "zigbee2mqtt: MQTT publish: topic 'zigbee2mqtt/sensor_{c}', payload '{{\"temperature\":21.{b}}}'",
+    "wpa_supplicant[812]: wlan0: CTRL-EVENT-SIGNAL-CHANGE above=1 signal=-{c} noise=-92 txrate=65000",
+    "dnsmasq-dhcp[733]: DHCPACK(wlan0) 192.168.4.{c} aa:bb:cc:dd:ee:{b:02x} sensor-{c}",
+    "mosquitto[611]: New client connected from 192.168.4.{c}:{a} as sensor-{c} (p2, c1, k60).",
+    "zigbee2mqtt: warning: device 0x00124b00{a:04x} did not answer ping, retry {b}",
+    "kernel: [{a}.{b:03d}] eth0: link is up, 100Mbps, full duplex, lpa 0x{a:04x}",
+]
+
+
+# -- flood worker (a separate process, so its GIL does not disturb the transcript client) ------
+def flood_worker(port: int, rate: float, seconds: float, sources: list[str], per_msg: int, seed: int) -> None:
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"flood-{seed}", protocol=paho.MQTTv5)
+    client.max_inflight_messages_set(100)
+    client.max_queued_messages_set(0)
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    msg_rate = rate / per_msg
+    start = time.monotonic()
+    sent_msgs = 0
+    n = seed * 7919
+    while (elapsed := time.monotonic() - start) < seconds:
+        due = int(elapsed * msg_rate)
+        while sent_msgs < due:
+            lines = []
+            for _ in range(per_msg):
+                n += 1
+                template = LOG_TEMPLATES[n % len(LOG_TEMPLATES)]
+                lines.append(template.format(a=n % 9973, b=n % 251, c=n % 97))
+            topic = f"edge/{SITE}/logs/{sources[sent_msgs % len(sources)]}"
+            client.publish(topic, "\n".join(lines), qos=1)
+            sent_msgs += 1
+        time.sleep(0.002)
+    took = time.monotonic() - start
+    time.sleep(1.0)  # the last PUBACKs
+    client.disconnect()
+    client.loop_stop()
+    print(json.dumps({"messages": sent_msgs, "lines": sent_msgs * per_msg, "seconds": took}), flush=True)
+
+
+# -- measuring side ----------------------------------------------------------------------------
+def nodelay(client: paho.Client) -> None:
+    sock = client.socket()
+    if isinstance(sock, socket.socket):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Probe:
+    """Publishes transcripts; records latencies, summaries, DLQ records and the last stats."""
+
+    def __init__(self, port: int) -> None:
+        self.lock = threading.Lock()
+        self.sent: dict[str, float] = {}
+        self.latency_ms: dict[str, float] = {}
+        self.agent_ms: dict[str, float] = {}
+        self.summary_lines = 0
+        self.dlq = 0
+        self.alerts = 0
+        self.stats: dict[str, Any] = {}
+        self.online = threading.Event()
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id="flood-probe", protocol=paho.MQTTv5)
+        self.client.max_inflight_messages_set(1000)
+        self.client.on_message = self._on_message
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_a: subscribed.set()
+        self.client.connect("127.0.0.1", port)
+        nodelay(self.client)
+        self.client.loop_start()
+        base = f"edge/{SITE}"
+        topics = [f"{base}/intent", f"{base}/summary/+", f"{base}/alert/+", f"{base}/dlq",
+                  f"{base}/stats", f"{base}/status"]
+        self.client.subscribe([(t, 1) for t in topics])
+        if not subscribed.wait(10):
+            raise SystemExit("bench: no SUBACK from the broker")
+
+    def _on_message(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
+        now = time.perf_counter()
+        kind = msg.topic.split("/")[2]
+        with self.lock:
+            if kind == "intent":
+                data = json.loads(msg.payload)
+                ident = str(data["id"])
+                started = self.sent.get(ident)
+                if started is not None and ident not in self.latency_ms:
+                    self.latency_ms[ident] = (now - started) * 1000.0
+                    self.agent_ms[ident] = float(data["latency_ms"])
+            elif kind == "summary":
+                self.summary_lines += int(json.loads(msg.payload)["window"]["lines"])
+            elif kind == "alert":
+                self.alerts += 1
+            elif kind == "dlq":
+                self.dlq += 1
+            elif kind == "stats":
+                self.stats = json.loads(msg.payload)
+            elif kind == "status" and msg.payload == b"online":
+                self.online.set()
+
+    def send(self, ident: str, text: str) -> None:
+        with self.lock:
+            self.sent[ident] = time.perf_counter()
+        self.client.publish(f"edge/{SITE}/transcript", json.dumps({"text": text, "id": ident}), qos=1)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def agent_config(port: int, work: Path, args: argparse.Namespace, mode: str) -> Path:
+    mqtt: dict[str, Any] = {"port": port}
+    if "bulk_session" in MqttConfig.model_fields:
+        mqtt["bulk_session"] = mode == "bulk"
+    elif mode == "bulk":
+        raise SystemExit("bench: this tree has no mqtt.bulk_session; run --modes single")
+    config = {
+        "site_id": SITE,
+        "mqtt": mqtt,
+        "runtime": {"cpu": {"quota": args.quota}},
+        "pipeline": {"stats_interval_s": 5},
+        "logs": {"window_s": 5},
+        "reliability": {"state_dir": str(work / "state")},  # fresh: no dedup ids or outbox rows
+        "home": {"areas": ["Kitchen", "Bedroom", "Hallway"],
+                 "entities": [{"name": "Kitchen Light", "domain": "light", "area": "Kitchen"},
+                              {"name": "Hallway Light", "domain": "light", "area": "Hallway"},
+                              {"name": "Blinds", "domain": "cover", "area": "Bedroom"},
+                              {"name": "Vacuum", "domain": "vacuum"}],
+                 "lists": ["Shopping List"]},
+    }
+    path = work / "agent.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def start_floods(port: int, args: argparse.Namespace) -> list[subprocess.Popen[str]]:
+    sources = [f"gw-{i:02d}" for i in range(args.sources)]
+    procs = []
+    for k in range(args.publishers):
+        mine = sources[k :: args.publishers] or sources
+        command = [sys.executable, __file__, "--flood-worker", str(port), str(args.rate / args.publishers),
+                   str(args.seconds), ",".join(mine), str(args.lines_per_message), str(k + 1)]
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
+    return procs
+
+
+def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix=f"edge-flood-{mode}-"))
+    broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000",
+                        "max_inflight_messages 0", "set_tcp_nodelay true"], workdir=work).start()
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    with (work / "agent.log").open("wb") as log:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "edge_agent", "run", "--config", str(agent_config(broker.port, work, args, mode))],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+        )
+    probe = Probe(broker.port)
+    try:
+        if not probe.online.wait(120):
+            raise SystemExit(f"bench: the agent did not come online; see {work / 'agent.log'}")
+        for i in range(10):  # warm-up (first model calls, allocator)
+            probe.send(f"warm-{i}", TEXTS[i % len(TEXTS)])
+            time.sleep(0.05)
+        time.sleep(1.0)
+        return measure(mode, args, probe, agent, broker.port)
+    finally:
+        probe.close()
+        if agent.poll() is None:
+            agent.send_signal(signal.SIGTERM)
+            try:
+                agent.wait(60)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+        broker.close()
+
+
+def measure(
+    mode: str, args: argparse.Namespace, probe: Probe, agent: subprocess.Popen[bytes], port: int
+) -> dict[str, Any]:
+    floods = start_floods(port, args)
+    start = time.monotonic()
+    cpu_marks = [cpu_seconds(agent.pid)]
+    wall_marks = [start]
+    ids: list[str] = []
+    period = 1.0 / args.transcripts_per_s
+    i = 0
+    while (now := time.monotonic()) - start < args.seconds:
+        if now - wall_marks[-1] >= WINDOW_S:
+            cpu_marks.append(cpu_seconds(agent.pid))
+            wall_marks.append(time.monotonic())
+        ident = f"{mode}-{i}"
+        ids.append(ident)
+        probe.send(ident, TEXTS[i % len(TEXTS)])
+        i += 1
+        delay = start + i * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    windows = [(cpu_marks[k + 1] - cpu_marks[k]) / (wall_marks[k + 1] - wall_marks[k])
+               for k in range(len(cpu_marks) - 1)]
+    with probe.lock:
+        summarized_in_flood = probe.summary_lines
+    sent_lines = 0
+    flood_rate = 0.0
+    for proc in floods:
+        out, _ = proc.communicate(timeout=120)
+        report = json.loads(out.strip().splitlines()[-1])
+        sent_lines += int(report["lines"])
+        flood_rate += report["lines"] / report["seconds"]
+    # let the agent work off what is queued (at the quota), then stop it: open windows are flushed
+    deadline = time.monotonic() + args.drain_s
+    last = -1
+    while time.monotonic() < deadline:
+        time.sleep(2.0)
+        with probe.lock:
+            done = probe.summary_lines + probe.dlq * args.lines_per_message
+        if done >= sent_lines or done == last:
+            break
+        last = done
+    wait_results = time.monotonic() + 5
+    while time.monotonic() < wait_results and not all(x in probe.latency_ms for x in ids):
+        time.sleep(0.1)
+    with probe.lock:
+        stats_end = dict(probe.stats)
+    agent.send_signal(signal.SIGTERM)
+    agent.wait(60)
+    time.sleep(1.0)  # the flushed summaries reach the probe
+    with probe.lock:
+        latencies = [probe.latency_ms[x] for x in ids if x in probe.latency_ms]
+        inside = [probe.agent_ms[x] for x in ids if x in probe.agent_ms]
+        summarized, dlq, alerts = probe.summary_lines, probe.dlq, probe.alerts
+    queue = stats_end.get("queue", {})
+    return {
+        "mode": mode,
+        "cpu_windows": [round(w, 3) for w in windows],
+        "transcripts_sent": len(ids),
+        "transcripts_answered": len(latencies),
+        "client_ms": {**percentiles(latencies), "max": round(max(latencies), 3) if latencies else 0.0},
+        "agent_ms": percentiles(inside),
+        "lines_sent": sent_lines,
+        "flood_lines_per_s": round(flood_rate),
+        "lines_summarized": summarized,
+        "dlq_records": dlq,
+        "alerts": alerts,
+        "lines_not_processed": max(0, sent_lines - summarized - dlq * args.lines_per_message),
+        "backpressure_waits": int(queue.get("backpressure_waits", 0)),
+        "queue_high_water": int(queue.get("high_water", 0)),
+        "summarized_by_flood_end": summarized_in_flood,
+        "governor": (stats_end.get("runtime") or {}).get("cpu"),
+    }
+
+
+def print_report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    print(f"quota {args.quota} cores; flood {args.rate:g} lines/s for {args.seconds:g} s "
+          f"({args.lines_per_message} line(s) per message, {args.sources} sources, {args.publishers} "
+          f"publisher processes, QoS 1); transcripts {args.transcripts_per_s:g}/s (QoS 1)")
+    lo, hi = args.quota * 0.9, args.quota * 1.1
+    for r in results:
+        cpu = ", ".join(f"{w:.3f}" for w in r["cpu_windows"])
+        ok = all(lo <= w <= hi for w in r["cpu_windows"])
+        c, a = r["client_ms"], r["agent_ms"]
+        print(f"\n[{r['mode']}] agent CPU per {WINDOW_S:g} s window: {cpu} cores "
+              f"(quota {args.quota} +-10%: {'met' if ok else 'NOT met'})")
+        print(f"[{r['mode']}] transcripts {r['transcripts_answered']}/{r['transcripts_sent']} answered; "
+              f"client p50/p95/p99/max {c['p50']:.1f}/{c['p95']:.1f}/{c['p99']:.1f}/{c['max']:.1f} ms "
+              f"(p99 <= 50 ms: {'met' if c['p99'] <= 50 else 'NOT met'}); inside the agent "
+              f"p50/p95/p99 {a['p50']:.1f}/{a['p95']:.1f}/{a['p99']:.1f} ms")
+        print(f"[{r['mode']}] log lines sent {r['lines_sent']} ({r['flood_lines_per_s']}/s reached), "
+              f"summarized {r['lines_summarized']} ({r['summarized_by_flood_end']} by the end of the flood), DLQ records {r['dlq_records']}, alerts {r['alerts']}, "
+              f"not processed {r['lines_not_processed']}; queue backpressure waits "
+              f"{r['backpressure_waits']}, high water {r['queue_high_water']}")
+        if r["governor"]:
+            g = r["governor"]
+            print(f"[{r['mode']}] governor: " + ", ".join(f"{k} {v}" for k, v in g.items()))
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--flood-worker":
+        port, rate, seconds, sources, per_msg, seed = sys.argv[2:8]
+        flood_worker(int(port), float(rate), float(seconds), sources.split(","), int(per_msg), int(seed))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modes", nargs="+", choices=["single", "bulk"], default=["single", "bulk"])
+    parser.add_argument("--quota", type=float, default=0.5, help="runtime.cpu.quota of the agent")
+    parser.add_argument("--rate", type=float, default=8000, help="log lines per second, all publishers")
+    parser.add_argument("--seconds", type=float, default=30, help="flood duration")
+    parser.add_argument("--lines-per-message", type=int, default=1)
+    parser.add_argument("--sources", type=int, default=32, help="log sources (topic levels)")
+    parser.add_argument("--publishers", type=int, default=2, help="flood publisher processes")
+    parser.add_argument("--transcripts-per-s", type=float, default=10)
+    parser.add_argument("--drain-s", type=float, default=60, help="how long to wait for queued lines")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quota_flood.json")
+    args = parser.parse_args()
+    print(f"load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    results = [run_mode(mode, args) for mode in args.modes]
+    print_report(results, args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "results": results},
+                                   indent=2), encoding="utf-8")
+    return 0 if all(r["transcripts_answered"] == r["transcripts_sent"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
