@@ -11,7 +11,8 @@ carries the same id and must produce its result once. The life of an id::
 An id is marked done only once its result is safe, so a crash between ``begin`` and
 ``complete`` lets the redelivered copy be processed rather than lost. Ids are kept in SQLite
 (WAL) for ``window_s`` and at most ``max_ids`` of them (oldest pruned first). Completions are
-written in group commits every ``commit_interval_s`` (50 ms): a process killed in that interval
+written in group commits every ``commit_interval_s`` (50 ms) by a thread of their own, while
+claims and checks go on (a commit never holds up a transcript): a process killed in that interval
 forgets those ids, which only matters for an input whose acknowledgement was lost as well; its
 redelivered copy is then answered again, with the same id.
 
@@ -48,7 +49,8 @@ CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup_seen (at);
 """
 _MAX_KEY = 512
 _MAX_ID = 256
-_GROUP_MAX = 512  # ids per group commit at most
+_GROUP_MAX = 512  # ids that wake the committer before its interval is up
+_BACKLOG_MAX = 8 * _GROUP_MAX  # ids waiting from which complete() commits itself (the committer lags)
 _PRUNE_EVERY = 1000
 
 
@@ -98,7 +100,12 @@ def input_key(kind: str, topic: str, payload: bytes, *, redelivery: bool) -> Inp
 
 
 class Deduplicator:
-    """Thread-safe id window; ``path`` None keeps it in memory only (tests, tools)."""
+    """Thread-safe id window; ``path`` None keeps it in memory only (tests, tools).
+
+    Claims and checks (:meth:`begin`, on the network threads) never wait for a group commit:
+    completed ids move from ``pending`` to ``committing`` while the commit writes them, and are
+    looked up there; on disk they are read through a second connection, which WAL lets read
+    while the other one writes (a commit can take tens of ms when SQLite checkpoints the WAL)."""
 
     def __init__(
         self,
@@ -114,11 +121,16 @@ class Deduplicator:
         self.window_s, self.max_ids = window_s, max_ids
         self.commit_interval_s = commit_interval_s
         self._clock = clock
-        self._lock = threading.Lock()
+        # lock order: _commit_lock, then _lock or _db_lock (never _db_lock, then _lock)
+        self._lock = threading.Lock()  # the in-memory state below
+        self._db_lock = threading.Lock()  # the writing connection
+        self._commit_lock = threading.Lock()  # one group commit at a time, in order
         self._in_flight: set[str] = set()
         self._pending: dict[str, float] = {}  # completed, written at the next group commit
+        self._committing: dict[str, float] = {}  # being written by the current group commit
         self._unsaved: OrderedDict[str, float] = OrderedDict()  # completions the disk refused
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._committer: threading.Thread | None = None
         self._since_prune = 0
         self.duplicates = 0
@@ -127,6 +139,10 @@ class Deduplicator:
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = open_sqlite(target, "NORMAL", _SCHEMA)  # WAL+NORMAL survives a killed process
+        # reads under _lock: a file gets its own reading connection; an in-memory database exists
+        # only in its one connection, so reads share it (and its lock) with the writer
+        self._reader = open_sqlite(target, "NORMAL", _SCHEMA) if path is not None else self._db
+        self._read_lock = threading.Lock() if path is not None else self._db_lock
         self.prune()
 
     def begin(self, key: str, *, check: bool = True) -> Verdict:
@@ -152,51 +168,74 @@ class Deduplicator:
         """The result of ``key`` is published or in the outbox: remember the id.
 
         It counts as done at once; it reaches the disk with the next group commit (at most
-        ``commit_interval_s`` later, or immediately when that is 0), one transaction for many ids.
+        ``commit_interval_s`` later, sooner once 512 ids wait, or immediately when the interval
+        is 0), one transaction for many ids, written by the committer thread (by the caller when
+        4096 ids are waiting: the disk is slower than the inputs).
         """
         key = _check_key(key)
         with self._lock:
             self._pending[key] = self._clock()
             self._in_flight.discard(key)
-            if self.commit_interval_s == 0 or len(self._pending) >= _GROUP_MAX:
-                self._commit_locked()
-            elif self._committer is None:
+            waiting = len(self._pending)
+            start = self._committer is None and self.commit_interval_s > 0
+            if start:
                 self._committer = threading.Thread(target=self._commit_loop, name="dedup-commit", daemon=True)
-                self._committer.start()
+        if self.commit_interval_s == 0 or waiting >= _BACKLOG_MAX:  # no interval, or the committer lags
+            self._commit()
+            return
+        if start:
+            assert self._committer is not None
+            self._committer.start()
+        if waiting >= _GROUP_MAX:
+            self._wake.set()
 
     def flush(self) -> None:
         """Write completed ids now (also done by :meth:`close`)."""
-        with self._lock:
-            self._commit_locked()
+        self._commit()
 
     def _commit_loop(self) -> None:
-        while not self._stop.wait(self.commit_interval_s):
-            with self._lock:
-                if self._pending:
-                    self._commit_locked()
+        while not self._stop.is_set():
+            self._wake.wait(self.commit_interval_s)
+            self._wake.clear()
+            self._commit()
 
-    def _commit_locked(self) -> None:
-        if not self._pending:
-            return
-        rows, self._pending = list(self._pending.items()), {}
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
-                rows,
-            )
-            self._db.execute("COMMIT")
-        except sqlite3.OperationalError:  # disk full or read-only: still dedup in this process
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            self.persist_errors += 1
-            self._unsaved.update(rows)
-            while len(self._unsaved) > self.max_ids:
-                self._unsaved.popitem(last=False)
-        self._since_prune += len(rows)
-        if self._since_prune >= _PRUNE_EVERY:
-            self._prune_locked()
+    def _commit(self) -> None:
+        with self._commit_lock:
+            with self._lock:
+                rows, self._pending = self._pending, {}
+                self._committing.update(rows)
+            if not rows:
+                return
+            saved = self._write(list(rows.items()))
+            with self._lock:
+                for key, at in rows.items():  # on disk now (or in _unsaved): readable there
+                    if self._committing.get(key) == at:
+                        del self._committing[key]
+                if not saved:
+                    self.persist_errors += 1
+                    self._unsaved.update(rows)
+                    while len(self._unsaved) > self.max_ids:
+                        self._unsaved.popitem(last=False)
+                self._since_prune += len(rows)
+                prune = self._since_prune >= _PRUNE_EVERY
+            if prune:
+                self._prune()
+
+    def _write(self, rows: list[tuple[str, float]]) -> bool:
+        with self._db_lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(
+                    "INSERT INTO dedup_seen (key, at) VALUES (?, ?)"
+                    " ON CONFLICT(key) DO UPDATE SET at = excluded.at",
+                    rows,
+                )
+                self._db.execute("COMMIT")
+            except sqlite3.OperationalError:  # disk full or read-only: still dedup in this process
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                return False
+        return True
 
     def abandon(self, key: str) -> None:
         """Processing of ``key`` ended without a safe result; a later copy will be processed."""
@@ -211,23 +250,24 @@ class Deduplicator:
 
     def _done_at(self, key: str) -> float:
         """When ``key`` was completed, or -inf. Caller holds the lock."""
-        pending = self._pending.get(key)
+        pending = self._pending.get(key, self._committing.get(key))
         if pending is not None:
             return pending
-        row = self._db.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
+        with self._read_lock:
+            row = self._reader.execute("SELECT at FROM dedup_seen WHERE key = ?", (key,)).fetchone()
         if row is not None:
             return float(row[0])
         return self._unsaved.get(key, float("-inf"))
 
     def prune(self) -> int:
         """Forget ids older than the window, then the oldest beyond ``max_ids``. Returns rows removed."""
-        with self._lock:
-            self._commit_locked()
-            return self._prune_locked()
+        self._commit()
+        with self._commit_lock:
+            return self._prune()
 
     def __len__(self) -> int:
-        with self._lock:
-            self._commit_locked()
+        self._commit()
+        with self._db_lock:
             return int(self._db.execute("SELECT COUNT(*) FROM dedup_seen").fetchone()[0])
 
     @property
@@ -236,21 +276,28 @@ class Deduplicator:
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._committer is not None:
             self._committer.join(5)
-        with self._lock:
-            self._commit_locked()
+        self._commit()
+        with self._db_lock:
+            if self._reader is not self._db:
+                self._reader.close()
             self._db.close()
 
-    def _prune_locked(self) -> int:
-        self._since_prune = 0
+    def _prune(self) -> int:
+        """Caller holds _commit_lock (so no commit runs meanwhile)."""
         cutoff = self._clock() - self.window_s
-        while self._unsaved and next(iter(self._unsaved.values())) < cutoff:
-            self._unsaved.popitem(last=False)
+        with self._lock:
+            self._since_prune = 0
+            while self._unsaved and next(iter(self._unsaved.values())) < cutoff:
+                self._unsaved.popitem(last=False)
         try:
-            return self._prune_db(cutoff)
+            with self._db_lock:
+                return self._prune_db(cutoff)
         except sqlite3.OperationalError:
-            self.persist_errors += 1
+            with self._lock:
+                self.persist_errors += 1
             return 0
 
     def _prune_db(self, cutoff: float) -> int:
