@@ -4,6 +4,9 @@
 ``take_more`` drains further items of one lane to form a micro-batch, waiting a little for more
 only while no higher-priority item is waiting. ``put`` blocks when the queue is full
 (backpressure on the network thread) and counts each time it had to wait; nothing is dropped.
+
+Lanes may be put in separate pools, each bounded by ``capacity`` on its own: inputs of the bulk
+MQTT session (log lines) then never make a transcript's ``put`` wait.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class LaneQueue(Generic[T]):
         self.capacity = capacity
         self._lanes: dict[str, deque[T]] = {}
         self._priority: dict[str, int] = {}
+        self._pool_of: dict[str, str] = {}
+        self._pools: dict[str, int] = {}  # pool -> items queued in its lanes
         self._order: list[str] = []
         self._size = 0
         self._closed = False
@@ -37,10 +42,13 @@ class LaneQueue(Generic[T]):
         self.backpressure_s = 0.0
         self.high_water = 0
 
-    def add_lane(self, lane: str, priority: int) -> None:
+    def add_lane(self, lane: str, priority: int, pool: str = "") -> None:
+        """A lane served by ``priority`` (lowest first), bounded together with the lanes of ``pool``."""
         with self._cond:
             self._lanes.setdefault(lane, deque())
             self._priority[lane] = priority
+            self._pool_of[lane] = pool
+            self._pools.setdefault(pool, 0)
             self._order = sorted(self._lanes, key=lambda name: self._priority[name])
 
     def __len__(self) -> int:
@@ -48,17 +56,19 @@ class LaneQueue(Generic[T]):
             return self._size
 
     def put(self, lane: str, item: T) -> None:
-        """Append to ``lane``; blocks while the queue is full (counted as backpressure)."""
+        """Append to ``lane``; blocks while its pool is full (counted as backpressure)."""
+        pool = self._pool_of[lane]
         with self._cond:
-            if self._size >= self.capacity and not self._closed:
+            if self._pools[pool] >= self.capacity and not self._closed:
                 self.backpressure_waits += 1
                 started = time.perf_counter()
-                while self._size >= self.capacity and not self._closed:
+                while self._pools[pool] >= self.capacity and not self._closed:
                     self._cond.wait(0.5)
                 self.backpressure_s += time.perf_counter() - started
             if self._closed:
                 raise QueueClosed("queue closed")
             self._lanes[lane].append(item)
+            self._pools[pool] += 1
             self._size += 1
             self.high_water = max(self.high_water, self._size)
             self._cond.notify_all()
@@ -81,6 +91,7 @@ class LaneQueue(Generic[T]):
                     items = self._lanes[lane]
                     if items:
                         self._size -= 1
+                        self._pools[self._pool_of[lane]] -= 1
                         self._cond.notify_all()
                         return lane, items.popleft()
                 left = deadline - time.monotonic()
@@ -99,6 +110,7 @@ class LaneQueue(Generic[T]):
                 while items and len(out) < limit:
                     out.append(items.popleft())
                     self._size -= 1
+                    self._pools[self._pool_of[lane]] -= 1
                 if len(out) >= limit or self._urgent_than(lane) or self._closed:
                     break
                 left = deadline - time.monotonic()

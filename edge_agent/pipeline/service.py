@@ -54,6 +54,7 @@ class Pipeline:
         limiter: RateLimiter | None = None,
         limited_kinds: frozenset[str] = frozenset({"logs"}),
         interactive_worker: bool = False,
+        bulk_kinds: frozenset[str] = frozenset(),
     ) -> None:
         self.registry = registry
         self.publisher = publisher
@@ -64,8 +65,10 @@ class Pipeline:
         self.latency = LatencyWindow()
         self.dead = DeadLetters(topics, settings.dlq_payload_max_bytes)
         self.queue: LaneQueue[Envelope] = LaneQueue(settings.queue_size)
+        # kinds delivered by the bulk MQTT session queue in a pool of their own (queue_size each):
+        # a full log pool blocks only the bulk session's network thread, never a transcript
         for kind, handler in registry.handlers.items():
-            self.queue.add_lane(kind, handler.priority)
+            self.queue.add_lane(kind, handler.priority, pool="bulk" if kind in bulk_kinds else "")
         self._extra_counters = extra_counters
         self.dedup = dedup
         self.limiter = limiter

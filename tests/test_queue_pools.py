@@ -1,0 +1,88 @@
+"""The pipeline queue's pools (one per MQTT session with ``mqtt.bulk_session``) and the dedup
+claim path that must not wait for a group commit: what keeps a transcript off the log path."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from edge_agent.pipeline.dedup import Deduplicator, Verdict
+from edge_agent.pipeline.queue import LaneQueue
+
+
+def test_a_full_bulk_pool_does_not_block_an_interactive_put() -> None:
+    queue: LaneQueue[str] = LaneQueue(2)
+    queue.add_lane("transcript", 0)
+    queue.add_lane("logs", 10, pool="bulk")
+    queue.put("logs", "l1")
+    queue.put("logs", "l2")
+    blocked = threading.Event()
+    done = threading.Event()
+
+    def third_log() -> None:
+        blocked.set()
+        queue.put("logs", "l3")  # waits: the bulk pool is full
+        done.set()
+
+    threading.Thread(target=third_log, daemon=True).start()
+    assert blocked.wait(2)
+    assert not done.wait(0.2)
+    queue.put("transcript", "t1")  # its own pool: returns at once
+    queue.put("transcript", "t2")
+    assert len(queue) == 4 and queue.depths() == {"transcript": 2, "logs": 2}
+    assert queue.get(timeout=1) == ("transcript", "t1")  # still served first
+    assert queue.get(timeout=1, min_priority=1) == ("logs", "l1")  # frees the bulk pool
+    assert done.wait(2)
+    assert queue.backpressure_waits == 1
+
+
+def test_lanes_of_one_pool_share_its_bound() -> None:
+    queue: LaneQueue[str] = LaneQueue(1)
+    queue.add_lane("transcript", 0)
+    queue.add_lane("hermes", 0)
+    queue.put("transcript", "t")
+    waiting = threading.Thread(target=queue.put, args=("hermes", "h"), daemon=True)
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # same pool: backpressure as before
+    assert queue.get(timeout=1) == ("transcript", "t")
+    waiting.join(2)
+    assert not waiting.is_alive()
+    assert queue.depths() == {"transcript": 0, "hermes": 1}
+
+
+def test_a_claim_does_not_wait_for_a_group_commit_in_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dedup = Deduplicator(tmp_path / "d.db", commit_interval_s=0.01)
+    writing = threading.Event()
+    release = threading.Event()
+    real_write = dedup._write
+
+    def slow_write(rows: list[tuple[str, float]]) -> bool:
+        writing.set()
+        release.wait(10)  # a slow disk, or SQLite checkpointing the WAL
+        return real_write(rows)
+
+    monkeypatch.setattr(dedup, "_write", slow_write)
+    assert dedup.begin("transcript\x1fa") is Verdict.NEW
+    dedup.complete("transcript\x1fa")
+    assert writing.wait(5)
+    try:
+        answers: list[Verdict] = []
+        claim = threading.Thread(target=lambda: answers.extend(
+            [dedup.begin("transcript\x1fb"), dedup.begin("transcript\x1fa")]))
+        claim.start()
+        claim.join(2)
+        assert not claim.is_alive(), "a claim waited for the commit"
+        # a new id is claimed; the id being written is already known as done
+        assert answers == [Verdict.NEW, Verdict.DUPLICATE]
+    finally:
+        release.set()
+    dedup.complete("transcript\x1fb")
+    dedup.flush()
+    assert dedup.begin("transcript\x1fb") is Verdict.DUPLICATE
+    assert len(dedup) == 2
+    dedup.close()
