@@ -14,6 +14,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -23,7 +24,7 @@ import structlog
 
 from edge_agent.config import Config
 from edge_agent.ecosystem import Ecosystem
-from edge_agent.errors import EdgeAgentError
+from edge_agent.errors import EdgeAgentError, TransportError
 from edge_agent.messages import status as status_msg
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
@@ -44,6 +45,7 @@ from edge_agent.security import redact_event
 from edge_agent.store.config import resolve_state_dir
 from edge_agent.store.outbox import DurablePublisher, Outbox
 from edge_agent.transport.base import Publisher, PublishOutcome
+from edge_agent.transport.links import SessionLinks
 from edge_agent.transport.mqtt import MqttTransport
 
 __all__ = ["Agent", "Engines", "RuntimeLike", "build_engines", "configure_logging", "open_model", "run_agent"]
@@ -53,6 +55,8 @@ _log = structlog.get_logger("edge_agent.app")
 EXIT_OK = 0
 EXIT_TRANSPORT = 3
 EXIT_STARTUP = 4
+# input kinds that arrive on the bulk MQTT session when ``mqtt.bulk_session`` is on
+BULK_KINDS = frozenset({"logs"})
 
 
 class RuntimeLike(Protocol):
@@ -221,41 +225,90 @@ class Agent:
         self._staged_lock = threading.Lock()
         dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
         self._register(engines, dead)
-        self.transport = MqttTransport(
-            config.mqtt,
-            client_id=config.client_id,
-            status_topic=status_msg.topic(self.topics),
-            subscriptions=self.registry.subscriptions(),
-            on_message=self._on_message,
-            on_connected=self._on_connected,
-            online=status_msg.ONLINE,
-            offline=status_msg.OFFLINE,
-            receive_maximum=config.pipeline.queue_size,
-        )
+        bulk_kinds = BULK_KINDS if config.mqtt.bulk_session else frozenset()
+        self.transport, self.bulk = self._transports(bulk_kinds)
+        self.links = SessionLinks(self.transport, self.bulk, self._bulk_outputs())
         self.pipeline = Pipeline(
-            self.registry, self._publisher(), self.transport, self.topics, config.pipeline,
-            extra_counters=self.transport.counters.as_dict,
+            self.registry, self._publisher(), self.links, self.topics, config.pipeline,
+            extra_counters=self._mqtt_counters,
             dedup=self._deduplicator(), limiter=self._limiter(),
             limited_kinds=frozenset(rel.rate_limit.kinds),
-            interactive_worker=engines.governor is not None,
+            # a worker of its own for transcripts whenever log work could hold them up: a batch
+            # stretched by the CPU quota, or a flood the bulk session lets in beside them
+            interactive_worker=engines.governor is not None or bool(bulk_kinds),
+            bulk_kinds=bulk_kinds,
         )
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters
         self.pipeline.runtime_stats = self._runtime_stats
         self._pipeline = self.pipeline
 
+    def _transports(self, bulk_kinds: frozenset[str]) -> tuple[MqttTransport, MqttTransport | None]:
+        """The main session (status, Will, transcripts and commands) and, with
+        ``mqtt.bulk_session``, the bulk one (log lines only, no status of its own)."""
+        config = self.config
+        routes = self.registry.routes
+        bulk_filters = [r.filter for r in routes if r.kind in bulk_kinds]
+        main = MqttTransport(
+            config.mqtt,
+            client_id=config.client_id,
+            status_topic=status_msg.topic(self.topics),
+            subscriptions=[r.filter for r in routes if r.kind not in bulk_kinds],
+            on_message=self._on_message,
+            on_connected=self._on_connected,
+            online=status_msg.ONLINE,
+            offline=status_msg.OFFLINE,
+            receive_maximum=config.pipeline.queue_size,
+            stale_filters=bulk_filters,  # held by a session resumed from a single-session run
+        )
+        if not bulk_kinds:
+            return main, None
+        bulk = MqttTransport(
+            config.mqtt,
+            client_id=f"{config.client_id}-bulk",
+            status_topic=None,
+            subscriptions=bulk_filters,
+            on_message=self._on_message,
+            receive_maximum=config.pipeline.queue_size,
+            link="bulk",
+        )
+        main.online_after(bulk)  # "online" means every input is subscribed
+        return main, bulk
+
+    def _bulk_outputs(self) -> list[str]:
+        """Results that go out on the bulk session while it is up: those of log lines, DLQ records."""
+        base = self.topics.base
+        return [f"{base}/summary/+", f"{base}/alert/+", f"{base}/dlq"]
+
+    def _mqtt_counters(self) -> dict[str, int]:
+        """``mqtt_*`` counters of the main session, ``mqtt_bulk_*`` of the bulk one."""
+        out = self.transport.counters.as_dict()
+        if self.bulk is not None:
+            out.update({f"bulk_{k}": v for k, v in self.bulk.counters.as_dict().items()})
+        return out
+
+    def wait_connected(self, timeout: float) -> bool:
+        """Wait until every session is connected and subscribed."""
+        deadline = time.monotonic() + timeout
+        return all(t.wait_connected(max(0.0, deadline - time.monotonic())) for t in self.links.transports)
+
+    def _fatal(self) -> TransportError | None:
+        """Why a session stopped for good (a refused CONNACK that retrying cannot fix), if one did."""
+        for transport in self.links.transports:
+            if transport.fatal is not None:
+                return transport.fatal
+        return None
+
     def _publisher(self) -> Publisher:
         """Results go through the durable outbox (unless it is switched off)."""
         box = self.config.reliability.outbox
         if not box.enabled:
-            return self.transport
+            return self.links
         outbox = Outbox(
             self.state_dir / "outbox.db", max_bytes=int(box.max_mb * (1 << 20)), max_rows=box.max_rows,
             ttl_s=box.ttl_h * 3600.0, synchronous=box.sync.upper(),
         )
-        self.durable = DurablePublisher(
-            self.transport, outbox, PublishOutcome, ack_timeout_s=box.ack_timeout_s
-        )
+        self.durable = DurablePublisher(self.links, outbox, PublishOutcome, ack_timeout_s=box.ack_timeout_s)
         return self.durable
 
     def _deduplicator(self) -> Deduplicator | None:
@@ -374,7 +427,8 @@ class Agent:
         if self.durable is not None:
             self.durable.start()
         self.pipeline.start()
-        self.transport.start()
+        for transport in self.links.transports:
+            transport.start()
         self.ecosystem.ready()  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
     def request_stop(self, *_args: object) -> None:
@@ -384,11 +438,13 @@ class Agent:
         """Block until a stop is requested or the transport fails for good; then shut down."""
         while not self.stopping.wait(0.2):
             self.ecosystem.watchdog()
-            if self.transport.fatal is not None:
-                _log.error("app.transport_failed", error=str(self.transport.fatal))
-                print(f"edge-agent: {self.transport.fatal}", file=sys.stderr)
+            fatal = self._fatal()
+            if fatal is not None:
+                _log.error("app.transport_failed", error=str(fatal))
+                print(f"edge-agent: {fatal}", file=sys.stderr)
                 self.pipeline.stop()
-                self.transport.close(timeout=1.0)
+                for transport in reversed(self.links.transports):
+                    transport.close(timeout=1.0)
                 return EXIT_TRANSPORT
         self.shutdown()
         return EXIT_OK
@@ -397,7 +453,8 @@ class Agent:
         """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
         _log.info("app.stopping", queued=len(self.pipeline.queue))
         self.ecosystem.stopping()
-        self.transport.stop_accepting()
+        for transport in self.links.transports:
+            transport.stop_accepting()
         timeout = self.config.pipeline.drain_timeout_s
         drained = self.pipeline.drain(timeout)
         self.pipeline.flush()  # open log windows become summaries now rather than never
@@ -407,7 +464,8 @@ class Agent:
         self.pipeline.stop()
         if self.durable is not None:
             self.durable.close()
-        self.transport.close()
+        for transport in reversed(self.links.transports):  # the main session last: "offline" ends it
+            transport.close()
         if self.runtime is not None:
             self.runtime.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())

@@ -102,6 +102,11 @@ class MqttConfig(_Section):
         description="MQTT 5 shared subscription group: agents with the same group split the inputs "
         "($share/<group>/<filter>)",
     )
+    bulk_session: bool = Field(
+        True,
+        description="log lines arrive on a second MQTT session (client id <client_id>-bulk), so a "
+        "flood of them never holds back a transcript at the broker",
+    )
 
     _password: str | None = PrivateAttr(default=None)
 

@@ -44,7 +44,7 @@ def test_shipped_default_yaml_is_valid_and_matches_defaults() -> None:
     [
         ({"mqtt": {"port": 70000}}, "mqtt.port", "65535"),
         ({"mqtt": {"protocol": "4"}}, "mqtt.protocol", "'5' or '3.1.1'"),
-        ({"mqtt": {"hostname": "x"}}, "mqtt.hostname", "allowed keys here: client_id, host,"),
+        ({"mqtt": {"hostname": "x"}}, "mqtt.hostname", "allowed keys here: bulk_session, client_id, host,"),
         ({"colour": "red"}, "colour", "allowed keys here:"),
         ({"topics": {"prefix": "a/#"}}, "topics.prefix", "wildcards"),
         ({"site_id": "kitchen/1"}, "site_id", "letters, digits"),

@@ -166,7 +166,7 @@ def _replay(config: Config, engines: Engines, port: int, timeout: float) -> int:
     watcher.loop_start()
     agent = Agent(config, engines)
     agent.start()
-    if not agent.transport.wait_connected(15):
+    if not agent.wait_connected(15):
         print("edge-agent demo: the agent could not connect to the demo broker")
         agent.shutdown()
         return 1

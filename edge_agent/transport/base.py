@@ -26,6 +26,7 @@ class Inbound:
     received_at: float  # wall clock (time.time), for records
     received_mono: float  # time.perf_counter, for latencies
     session: int = 0  # which connection delivered it (acknowledgements are ordered per connection)
+    link: str = "main"  # which MQTT session (client id) delivered it: "main" or "bulk"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@
 - A PUBACK with a failure reason code reaches the publisher's ``on_done`` as a failure.
 - Reconnects with capped exponential backoff and full jitter (our own loop, not paho's).
 - Availability: retained ``online`` after each connect, ``offline`` as Last Will and on close.
+  A session without a status topic (the bulk session of :mod:`edge_agent.transport.links`) has
+  no Will and says nothing; ``online`` of the main one can wait for it (:meth:`MqttTransport.online_after`).
 """
 
 from __future__ import annotations
@@ -83,24 +85,33 @@ class TransportCounters:
 
 
 class MqttTransport:
-    """One MQTT connection. ``on_message`` runs on the network thread and may block (backpressure)."""
+    """One MQTT connection. ``on_message`` runs on the network thread and may block (backpressure).
+
+    ``status_topic`` None: no Will, no ``online``/``offline`` (a second session of the same agent).
+    ``link`` names the session in every :class:`Inbound` it delivers. ``stale_filters`` are
+    unsubscribed once per process when a session is resumed: filters this session held in an
+    earlier configuration and that another session serves now."""
 
     def __init__(
         self,
         settings: MqttConfig,
         client_id: str,
-        status_topic: str,
+        status_topic: str | None,
         subscriptions: Sequence[str],
         on_message: Callable[[Inbound], None],
         on_connected: Callable[[], None] | None = None,
         online: bytes = b"online",
         offline: bytes = b"offline",
         receive_maximum: int | None = None,
+        link: str = "main",
+        stale_filters: Sequence[str] = (),
     ) -> None:
         self.settings = settings
         self.client_id = client_id
         self.status_topic = status_topic
         self.subscriptions = list(subscriptions)
+        self.stale_filters = list(stale_filters)
+        self.link = link
         self.counters = TransportCounters()
         self.fatal: TransportError | None = None
         self._on_message = on_message
@@ -123,6 +134,12 @@ class MqttTransport:
         self._session_ended = threading.Event()
         self._closing = threading.Event()
         self._accepting = True
+        # set once this session was subscribed (SUBACKs in) in this process; read by the session
+        # whose ``online`` waits for this one
+        self.subscribed_once = False
+        self._gate_lock = threading.Lock()
+        self._online_gate: MqttTransport | None = None
+        self._online_waiting = False
         self._supervisor: threading.Thread | None = None
         self._backoff = Backoff(settings.reconnect_min_s, settings.reconnect_max_s)
         self._client = self._make_client()
@@ -144,7 +161,8 @@ class MqttTransport:
         if s.tls is not None:
             client.tls_set_context(self._tls_context())
         client.max_inflight_messages_set(s.max_inflight)
-        client.will_set(self.status_topic, self._offline, qos=1, retain=True)
+        if self.status_topic is not None:
+            client.will_set(self.status_topic, self._offline, qos=1, retain=True)
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message
@@ -219,7 +237,7 @@ class MqttTransport:
     def close(self, timeout: float = 5.0) -> None:
         """Publish ``offline`` (retained), wait for its PUBACK, disconnect cleanly (no Will)."""
         self._accepting = False
-        if self._connected.is_set():
+        if self._connected.is_set() and self.status_topic is not None:
             done = threading.Event()
             self.publish(self.status_topic, self._offline, qos=1, retain=True, on_done=lambda _o: done.set())
             if not done.wait(timeout):
@@ -254,6 +272,8 @@ class MqttTransport:
         # broker replay retained messages. The first connect of a process always subscribes (the
         # config may have changed).
         resubscribe = not flags.session_present or self.counters.connects == 1
+        if flags.session_present and self.counters.connects == 1 and self.stale_filters:
+            self._unsubscribe_stale(client)
         for topic in self.subscription_filters() if resubscribe else []:
             if self._v5:
                 # retainHandling 2: a retained input (a stale command) is not replayed at subscribe
@@ -271,21 +291,56 @@ class MqttTransport:
         if nothing_pending:  # no subscriptions (or none could be sent): nothing to wait for
             self._announce()
 
+    def _unsubscribe_stale(self, client: paho.Client) -> None:
+        """A resumed session may still hold filters another session serves now (the agent ran
+        with another ``mqtt.bulk_session`` before): drop them, or inputs would arrive twice."""
+        stale = self._filters(self.stale_filters)
+        rc, _mid = client.unsubscribe(stale)
+        _log.info("mqtt.unsubscribe_stale", client_id=self.client_id, filters=stale, rc=int(rc))
+
     def _announce(self) -> None:
         """Subscribed (SUBACKs in): say ``online``, mark connected, run the connected hooks.
         Doing this only after the SUBACKs means an input sent after seeing ``online`` is never
-        missed, even on the very first connection of a fresh session."""
-        self.publish(self.status_topic, self._online, qos=1, retain=True)
+        missed, even on the very first connection of a fresh session. With :meth:`online_after`,
+        ``online`` also waits until the other session was subscribed once."""
+        if self.status_topic is not None:
+            with self._gate_lock:
+                gate = self._online_gate
+                ready = gate is None or gate.subscribed_once
+                self._online_waiting = not ready
+            if ready:
+                self._say_online()
+        self.subscribed_once = True
         self._connected.set()
         for hook in list(self.connected_hooks):
             hook()
 
+    def online_after(self, other: MqttTransport) -> None:
+        """Publish ``online`` only once ``other`` (a session without status) has been subscribed
+        at least once in this process; later reconnects of ``other`` do not change the status."""
+        self._online_gate = other
+        other.connected_hooks.append(self._gate_opened)
+
+    def _gate_opened(self) -> None:
+        """The other session is subscribed (its network thread): say a held-back ``online`` now."""
+        with self._gate_lock:
+            waiting, self._online_waiting = self._online_waiting, False
+        if waiting:
+            self._say_online()
+
+    def _say_online(self) -> None:
+        assert self.status_topic is not None
+        self.publish(self.status_topic, self._online, qos=1, retain=True)
+
     def subscription_filters(self) -> list[str]:
         """The filters sent to the broker: ``$share/<group>/...`` when a shared group is set."""
+        return self._filters(self.subscriptions)
+
+    def _filters(self, topics: Sequence[str]) -> list[str]:
         group = self.settings.shared_group
         if group is None:
-            return list(self.subscriptions)
-        return [f"$share/{group}/{topic}" for topic in self.subscriptions]
+            return list(topics)
+        return [f"$share/{group}/{topic}" for topic in topics]
 
     def _refused(self, reason: ReasonCode) -> None:
         self.counters.connect_refused += 1
@@ -304,7 +359,10 @@ class MqttTransport:
         if self._connected.is_set():
             self.counters.disconnects += 1
             log = _log.info if self._closing.is_set() else _log.warning
-            log("mqtt.disconnected", reason_code=int(reason.value), reason=str(reason))
+            log("mqtt.disconnected", reason_code=int(reason.value), reason=str(reason),
+                client_id=self.client_id)
+        with self._gate_lock:
+            self._online_waiting = False  # the next connect announces again
         self._connected.clear()
         self._session_ended.set()
 
@@ -326,6 +384,7 @@ class MqttTransport:
                 received_at=time.time(),
                 received_mono=time.perf_counter(),
                 session=self._session,
+                link=self.link,
             )
         )
 
