@@ -153,10 +153,13 @@ class IntentHandler:
 class LogHandler:
     """Log lines of ``{prefix}/{site}/logs/{source}`` -> summaries and alerts of the log service.
 
-    Each source's lines are batch work under the CPU quota: ``pacer.pace()`` runs before each."""
+    Log lines are batch work under the CPU quota: ``pacer.pace()`` runs before every
+    ``CHUNK_LINES`` lines of a source, so a transcript arriving meanwhile waits for at most one
+    chunk of log work (a few ms) before it has the interpreter to itself."""
 
     kind = "logs"
     priority = 10
+    CHUNK_LINES = 32
 
     def __init__(
         self,
@@ -189,9 +192,11 @@ class LogHandler:
             acc.extend(lines)
         now = time.time()
         for source, (envs, lines) in by_source.items():
-            self.pacer.pace()
-            with self._lock:
-                produced = self.service.ingest(source, lines, now)
+            produced: list[Outgoing] = []
+            for start in range(0, len(lines), self.CHUNK_LINES):
+                self.pacer.pace()
+                with self._lock:
+                    produced += self.service.ingest(source, lines[start : start + self.CHUNK_LINES], now)
             outcomes.append(Outcome(inputs=envs, outputs=self._outputs(produced)))
         return outcomes
 
