@@ -1,24 +1,25 @@
 """CPU quota and transcript latency of the real agent under a flood of log lines.
 
-    nice .venv/bin/python bench/quota_flood.py [--modes single bulk] [--quota 0.5] [--rate 8000]
-        [--seconds 30] [--transcripts-per-s 10] [--publishers 2] [--sources 32]
+    nice .venv/bin/python bench/quota_flood.py [--modes single bulk] [--repeat 3] [--quota 0.5]
+        [--rate 8000] [--seconds 30] [--lines-per-message 20] [--transcripts-per-s 10]
 
-For each mode: a private mosquitto on a free loopback port (``max_queued_messages 100000``,
+For each run: a private mosquitto on a free loopback port (``max_queued_messages 100000``,
 ``set_tcp_nodelay true``) and ``edge-agent run`` with ``runtime.cpu.quota`` on the shipped bundle
-and a fresh state directory. ``single`` runs the agent with ``mqtt.bulk_session: false`` (log lines
-and transcripts share one MQTT session), ``bulk`` with ``mqtt.bulk_session: true`` (log topics on
-a second session). Both modes run in one invocation, one after the other, so they see the same
-machine.
+and a fresh state directory. Mode ``single`` runs the agent with ``mqtt.bulk_session: false`` (log
+lines and transcripts share one MQTT session), ``bulk`` with ``mqtt.bulk_session: true`` (log
+topics on a second session). The modes alternate within one invocation (``--repeat`` runs of
+each) so they see the same machine; medians per mode close the report.
 
 While ``--publishers`` processes flood ``{prefix}/{site}/logs/<source>`` with ``--rate`` lines per
-second (QoS 1, one line per message unless ``--lines-per-message``, spread over ``--sources``
-sources so the per-source rate limit is not what is measured), a separate client publishes
-transcripts (QoS 1, unique ids) and times publish -> intent arrival. Printed per mode: the agent's
-CPU (user + system from /proc/PID/stat) in each 10 s window against the quota (target: within
-+-10%), transcript latency p50/p95/p99 seen by the client and inside the agent (target: client
-p99 <= 50 ms), and what happened to the log lines: sent, summarized by the agent, sent to the DLQ,
-never processed (dropped by the broker's queue limit or still queued when the bench gave up), and
-how often the agent's queue pushed back on the network thread.
+second (QoS 1, ``--lines-per-message`` lines per message as a forwarder batching a source's lines
+would send them, spread over ``--sources`` sources so the per-source rate limit is not what is
+measured), a separate client publishes transcripts (QoS 1, unique ids) and times publish -> intent
+arrival. Printed per run: the agent's CPU (user + system from /proc/PID/stat) in each 10 s window
+against the quota (target: within +-10%), transcript latency p50/p95/p99 seen by the client and
+inside the agent (target: client p99 <= 50 ms), what happened to the log lines (sent, summarized,
+DLQ records, never processed: dropped by the broker's queue limit or still queued when the bench
+gave up after ``--drain-s``), how often the agent's queue pushed back on a network thread, and how
+late a 1 ms sleep woke on this machine meanwhile (scheduler noise from other jobs).
 """
 
 from __future__ import annotations
@@ -48,7 +49,21 @@ from edge_agent.demo.broker import Mosquitto  # noqa: E402
 from edge_agent.pipeline.stats import percentiles  # noqa: E402
 
 SITE = "flood"
-WINDOW_S = 10.0
+WINDOW_S = 10.0  # CPU is reported per window of this many seconds
+LOG_WINDOW_S = 5.0  # the agent's log summary window
+# a process at the bench's niceness that sleeps 1 ms at a time and reports how late it woke
+# (p50, p99, max ms): what the machine's scheduler alone adds while the flood runs
+_JITTER_PROBE = """
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+late = []
+while time.monotonic() < end:
+    t = time.perf_counter()
+    time.sleep(0.001)
+    late.append((time.perf_counter() - t - 0.001) * 1000)
+late.sort()
+print(late[len(late) // 2], late[int(len(late) * 0.99)], late[-1])
+"""
 TEXTS = [
     "turn on the kitchen light",
     "set the bedroom blinds to forty percent",
@@ -184,7 +199,7 @@ def agent_config(port: int, work: Path, args: argparse.Namespace, mode: str) -> 
         "mqtt": mqtt,
         "runtime": {"cpu": {"quota": args.quota}},
         "pipeline": {"stats_interval_s": 5},
-        "logs": {"window_s": 5},
+        "logs": {"window_s": LOG_WINDOW_S},
         "reliability": {"state_dir": str(work / "state")},  # fresh: no dedup ids or outbox rows
         "home": {"areas": ["Kitchen", "Bedroom", "Hallway"],
                  "entities": [{"name": "Kitchen Light", "domain": "light", "area": "Kitchen"},
@@ -209,14 +224,15 @@ def start_floods(port: int, args: argparse.Namespace) -> list[subprocess.Popen[s
     return procs
 
 
-def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_mode(mode: str, tag: str, args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"edge-flood-{mode}-"))
     broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000",
                         "max_inflight_messages 0", "set_tcp_nodelay true"], workdir=work).start()
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    config = agent_config(broker.port, work, args, mode)
     with (work / "agent.log").open("wb") as log:
         agent = subprocess.Popen(
-            [sys.executable, "-m", "edge_agent", "run", "--config", str(agent_config(broker.port, work, args, mode))],
+            [sys.executable, "-m", "edge_agent", "run", "--config", str(config)],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
         )
     probe = Probe(broker.port)
@@ -227,7 +243,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             probe.send(f"warm-{i}", TEXTS[i % len(TEXTS)])
             time.sleep(0.05)
         time.sleep(1.0)
-        return measure(mode, args, probe, agent, broker.port)
+        return measure(mode, tag, args, probe, agent, broker.port)
     finally:
         probe.close()
         if agent.poll() is None:
@@ -240,9 +256,11 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def measure(
-    mode: str, args: argparse.Namespace, probe: Probe, agent: subprocess.Popen[bytes], port: int
+    mode: str, tag: str, args: argparse.Namespace, probe: Probe, agent: subprocess.Popen[bytes], port: int
 ) -> dict[str, Any]:
     floods = start_floods(port, args)
+    jitter = subprocess.Popen([sys.executable, "-c", _JITTER_PROBE, str(args.seconds)],
+                              stdout=subprocess.PIPE, text=True)
     start = time.monotonic()
     cpu_marks = [cpu_seconds(agent.pid)]
     wall_marks = [start]
@@ -250,18 +268,22 @@ def measure(
     period = 1.0 / args.transcripts_per_s
     i = 0
     while (now := time.monotonic()) - start < args.seconds:
-        if now - wall_marks[-1] >= WINDOW_S:
+        if now - wall_marks[-1] >= WINDOW_S - 0.05:
             cpu_marks.append(cpu_seconds(agent.pid))
             wall_marks.append(time.monotonic())
-        ident = f"{mode}-{i}"
+        ident = f"{tag}-{i}"
         ids.append(ident)
         probe.send(ident, TEXTS[i % len(TEXTS)])
         i += 1
         delay = start + i * period - time.monotonic()
         if delay > 0:
             time.sleep(delay)
+    if time.monotonic() - wall_marks[-1] >= WINDOW_S - 0.05:
+        cpu_marks.append(cpu_seconds(agent.pid))
+        wall_marks.append(time.monotonic())
     windows = [(cpu_marks[k + 1] - cpu_marks[k]) / (wall_marks[k + 1] - wall_marks[k])
                for k in range(len(cpu_marks) - 1)]
+    late = [float(v) for v in jitter.communicate(timeout=60)[0].split()]
     with probe.lock:
         summarized_in_flood = probe.summary_lines
     sent_lines = 0
@@ -275,7 +297,7 @@ def measure(
     deadline = time.monotonic() + args.drain_s
     last = -1
     while time.monotonic() < deadline:
-        time.sleep(2.0)
+        time.sleep(LOG_WINDOW_S + 1.0)  # summaries come once per window: wait a whole one
         with probe.lock:
             done = probe.summary_lines + probe.dlq * args.lines_per_message
         if done >= sent_lines or done == last:
@@ -311,32 +333,55 @@ def measure(
         "queue_high_water": int(queue.get("high_water", 0)),
         "summarized_by_flood_end": summarized_in_flood,
         "governor": (stats_end.get("runtime") or {}).get("cpu"),
+        "wakeup_late_ms": {"p50": round(late[0], 3), "p99": round(late[1], 3), "max": round(late[2], 3)},
+        "loadavg": round(os.getloadavg()[0], 2),
     }
 
 
 def print_report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    print(f"quota {args.quota} cores; flood {args.rate:g} lines/s for {args.seconds:g} s "
+    print(f"\nquota {args.quota} cores; flood {args.rate:g} lines/s for {args.seconds:g} s "
           f"({args.lines_per_message} line(s) per message, {args.sources} sources, {args.publishers} "
           f"publisher processes, QoS 1); transcripts {args.transcripts_per_s:g}/s (QoS 1)")
     lo, hi = args.quota * 0.9, args.quota * 1.1
     for r in results:
+        tag = f"[{r['mode']} #{r['run']}]"
         cpu = ", ".join(f"{w:.3f}" for w in r["cpu_windows"])
         ok = all(lo <= w <= hi for w in r["cpu_windows"])
-        c, a = r["client_ms"], r["agent_ms"]
-        print(f"\n[{r['mode']}] agent CPU per {WINDOW_S:g} s window: {cpu} cores "
+        c, a, j = r["client_ms"], r["agent_ms"], r["wakeup_late_ms"]
+        print(f"\n{tag} agent CPU per {WINDOW_S:g} s window: {cpu} cores "
               f"(quota {args.quota} +-10%: {'met' if ok else 'NOT met'})")
-        print(f"[{r['mode']}] transcripts {r['transcripts_answered']}/{r['transcripts_sent']} answered; "
+        print(f"{tag} transcripts {r['transcripts_answered']}/{r['transcripts_sent']} answered; "
               f"client p50/p95/p99/max {c['p50']:.1f}/{c['p95']:.1f}/{c['p99']:.1f}/{c['max']:.1f} ms "
               f"(p99 <= 50 ms: {'met' if c['p99'] <= 50 else 'NOT met'}); inside the agent "
               f"p50/p95/p99 {a['p50']:.1f}/{a['p95']:.1f}/{a['p99']:.1f} ms")
-        print(f"[{r['mode']}] log lines sent {r['lines_sent']} ({r['flood_lines_per_s']}/s reached), "
-              f"summarized {r['lines_summarized']} ({r['summarized_by_flood_end']} by the end of the flood), DLQ records {r['dlq_records']}, alerts {r['alerts']}, "
+        print(f"{tag} log lines sent {r['lines_sent']} ({r['flood_lines_per_s']}/s reached), "
+              f"summarized {r['lines_summarized']} ({r['summarized_by_flood_end']} by the end of the "
+              f"flood), DLQ records {r['dlq_records']}, alerts {r['alerts']}, "
               f"not processed {r['lines_not_processed']}; queue backpressure waits "
               f"{r['backpressure_waits']}, high water {r['queue_high_water']}")
-        if r["governor"]:
-            g = r["governor"]
-            print(f"[{r['mode']}] governor: " + ", ".join(f"{k} {v}" for k, v in g.items()))
-    print(f"\nload average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        print(f"{tag} machine: load average {r['loadavg']}, a 1 ms sleep at the bench's niceness woke "
+              f"late by p50/p99/max {j['p50']:.2f}/{j['p99']:.2f}/{j['max']:.1f} ms")
+    modes = sorted({r["mode"] for r in results}, key=[r["mode"] for r in results].index)
+    print(f"\nmedians over the runs of each mode ({args.repeat} each, modes alternating):")
+    for mode in modes:
+        runs = [r for r in results if r["mode"] == mode]
+        cpu = median([w for r in runs for w in r["cpu_windows"]])
+        cpu_lo = min(w for r in runs for w in r["cpu_windows"])
+        cpu_hi = max(w for r in runs for w in r["cpu_windows"])
+        p = {q: median([r["client_ms"][q] for r in runs]) for q in ("p50", "p95", "p99")}
+        inside = median([r["agent_ms"]["p99"] for r in runs])
+        print(f"  {mode:>6}: CPU per window median {cpu:.3f} (min {cpu_lo:.3f}, max {cpu_hi:.3f}) cores; "
+              f"client p50/p95/p99 {p['p50']:.1f}/{p['p95']:.1f}/{p['p99']:.1f} ms; "
+              f"agent p99 {inside:.1f} ms; lines not processed "
+              f"{median([float(r['lines_not_processed']) for r in runs]):.0f}")
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def main() -> int:
@@ -346,18 +391,27 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", nargs="+", choices=["single", "bulk"], default=["single", "bulk"])
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each mode (alternating)")
     parser.add_argument("--quota", type=float, default=0.5, help="runtime.cpu.quota of the agent")
     parser.add_argument("--rate", type=float, default=8000, help="log lines per second, all publishers")
     parser.add_argument("--seconds", type=float, default=30, help="flood duration")
-    parser.add_argument("--lines-per-message", type=int, default=1)
+    parser.add_argument("--lines-per-message", type=int, default=20,
+                        help="log lines per MQTT message (a forwarder batching a source's lines)")
     parser.add_argument("--sources", type=int, default=32, help="log sources (topic levels)")
     parser.add_argument("--publishers", type=int, default=2, help="flood publisher processes")
     parser.add_argument("--transcripts-per-s", type=float, default=10)
-    parser.add_argument("--drain-s", type=float, default=60, help="how long to wait for queued lines")
+    parser.add_argument("--drain-s", type=float, default=90, help="how long to wait for queued lines")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quota_flood.json")
     args = parser.parse_args()
     print(f"load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
-    results = [run_mode(mode, args) for mode in args.modes]
+    results = []
+    for run in range(1, args.repeat + 1):
+        for mode in args.modes:
+            result = run_mode(mode, f"{mode}{run}", args)
+            result["run"] = run
+            results.append(result)
+            c = result["client_ms"]
+            print(f"{mode} #{run}: client p99 {c['p99']:.1f} ms, CPU {result['cpu_windows']}", flush=True)
     print_report(results, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "results": results},
