@@ -347,9 +347,10 @@ class MqttTransport:
         code = int(reason.value)
         _log.error("mqtt.connect_refused", reason_code=code, reason=str(reason), client_id=self.client_id)
         if code in FATAL_CONNACK_CODES:
+            which = "" if self.link == "main" else f" of the {self.link} session (mqtt.bulk_session)"
             self.fatal = TransportError(
-                f"broker refused the connection: {reason} (reason code {code}); check mqtt.username, "
-                "mqtt.password_file, mqtt.client_id and the broker's ACL"
+                f"broker refused the connection{which} as {self.client_id!r}: {reason} (reason code "
+                f"{code}); check mqtt.username, mqtt.password_file, mqtt.client_id and the broker's ACL"
             )
             self._closing.set()
 
