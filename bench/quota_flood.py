@@ -7,8 +7,10 @@ For each run: a private mosquitto on a free loopback port (``max_queued_messages
 ``set_tcp_nodelay true``) and ``edge-agent run`` with ``runtime.cpu.quota`` on the shipped bundle
 and a fresh state directory. Mode ``single`` runs the agent with ``mqtt.bulk_session: false`` (log
 lines and transcripts share one MQTT session), ``bulk`` with ``mqtt.bulk_session: true`` (log
-topics on a second session). The modes alternate within one invocation (``--repeat`` runs of
-each) so they see the same machine; medians per mode close the report.
+topics on a second session), ``baseline`` runs the agent of another source tree
+(``--baseline-tree``, e.g. a checkout of the commit before a change) with that tree's defaults.
+The modes alternate within one invocation (``--repeat`` runs of each) so they see the same
+machine; medians per mode close the report.
 
 While ``--publishers`` processes flood ``{prefix}/{site}/logs/<source>`` with ``--rate`` lines per
 second (QoS 1, ``--lines-per-message`` lines per message as a forwarder batching a source's lines
@@ -137,6 +139,8 @@ class Probe:
         self.latency_ms: dict[str, float] = {}
         self.agent_ms: dict[str, float] = {}
         self.summary_lines = 0
+        self.summary_copies = 0
+        self.windows: set[tuple[Any, float, float]] = set()
         self.dlq = 0
         self.alerts = 0
         self.stats: dict[str, Any] = {}
@@ -168,7 +172,13 @@ class Probe:
                     self.latency_ms[ident] = (now - started) * 1000.0
                     self.agent_ms[ident] = float(data["latency_ms"])
             elif kind == "summary":
-                self.summary_lines += int(json.loads(msg.payload)["window"]["lines"])
+                data = json.loads(msg.payload)
+                window = (data.get("source"), data["window"]["start"], data["window"]["end"])
+                if window in self.windows:  # the same summary again (a result re-sent from the outbox)
+                    self.summary_copies += 1
+                else:
+                    self.windows.add(window)
+                    self.summary_lines += int(data["window"]["lines"])
             elif kind == "alert":
                 self.alerts += 1
             elif kind == "dlq":
@@ -190,7 +200,7 @@ class Probe:
 
 def agent_config(port: int, work: Path, args: argparse.Namespace, mode: str) -> Path:
     mqtt: dict[str, Any] = {"port": port}
-    if "bulk_session" in MqttConfig.model_fields:
+    if mode != "baseline" and "bulk_session" in MqttConfig.model_fields:
         mqtt["bulk_session"] = mode == "bulk"
     elif mode == "bulk":
         raise SystemExit("bench: this tree has no mqtt.bulk_session; run --modes single")
@@ -228,12 +238,13 @@ def run_mode(mode: str, tag: str, args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"edge-flood-{mode}-"))
     broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000",
                         "max_inflight_messages 0", "set_tcp_nodelay true"], workdir=work).start()
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    tree = args.baseline_tree if mode == "baseline" else REPO  # the agent's code
+    env = dict(os.environ, PYTHONPATH=str(tree))
     config = agent_config(broker.port, work, args, mode)
     with (work / "agent.log").open("wb") as log:
         agent = subprocess.Popen(
             [sys.executable, "-m", "edge_agent", "run", "--config", str(config)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tree,
         )
     probe = Probe(broker.port)
     try:
@@ -315,6 +326,7 @@ def measure(
         latencies = [probe.latency_ms[x] for x in ids if x in probe.latency_ms]
         inside = [probe.agent_ms[x] for x in ids if x in probe.agent_ms]
         summarized, dlq, alerts = probe.summary_lines, probe.dlq, probe.alerts
+        copies = probe.summary_copies
     queue = stats_end.get("queue", {})
     return {
         "mode": mode,
@@ -328,6 +340,9 @@ def measure(
         "lines_summarized": summarized,
         "dlq_records": dlq,
         "alerts": alerts,
+        "summary_copies": copies,
+        "outbox": {k: int(v) for k, v in (stats_end.get("counters") or {}).items()
+                   if k in ("outbox_timeouts", "outbox_stored", "outbox_flushed")},
         "lines_not_processed": max(0, sent_lines - summarized - dlq * args.lines_per_message),
         "backpressure_waits": int(queue.get("backpressure_waits", 0)),
         "queue_high_water": int(queue.get("high_water", 0)),
@@ -356,7 +371,8 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace) -> Non
               f"p50/p95/p99 {a['p50']:.1f}/{a['p95']:.1f}/{a['p99']:.1f} ms")
         print(f"{tag} log lines sent {r['lines_sent']} ({r['flood_lines_per_s']}/s reached), "
               f"summarized {r['lines_summarized']} ({r['summarized_by_flood_end']} by the end of the "
-              f"flood), DLQ records {r['dlq_records']}, alerts {r['alerts']}, "
+              f"flood), DLQ records {r['dlq_records']}, alerts {r['alerts']}, summaries received twice "
+              f"{r['summary_copies']} (outbox {r['outbox']}), "
               f"not processed {r['lines_not_processed']}; queue backpressure waits "
               f"{r['backpressure_waits']}, high water {r['queue_high_water']}")
         print(f"{tag} machine: load average {r['loadavg']}, a 1 ms sleep at the bench's niceness woke "
@@ -390,7 +406,11 @@ def main() -> int:
         flood_worker(int(port), float(rate), float(seconds), sources.split(","), int(per_msg), int(seed))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--modes", nargs="+", choices=["single", "bulk"], default=["single", "bulk"])
+    parser.add_argument("--modes", nargs="+", choices=["baseline", "single", "bulk"],
+                        default=["single", "bulk"])
+    parser.add_argument("--baseline-tree", type=Path, default=None,
+                        help="mode baseline: run the agent from this source tree (e.g. a checkout of "
+                        "the commit before a change), with its own defaults")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each mode (alternating)")
     parser.add_argument("--quota", type=float, default=0.5, help="runtime.cpu.quota of the agent")
     parser.add_argument("--rate", type=float, default=8000, help="log lines per second, all publishers")
@@ -403,6 +423,8 @@ def main() -> int:
     parser.add_argument("--drain-s", type=float, default=90, help="how long to wait for queued lines")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quota_flood.json")
     args = parser.parse_args()
+    if "baseline" in args.modes and args.baseline_tree is None:
+        parser.error("--modes baseline needs --baseline-tree")
     print(f"load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     results = []
     for run in range(1, args.repeat + 1):
