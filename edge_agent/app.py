@@ -227,7 +227,7 @@ class Agent:
         self._register(engines, dead)
         bulk_kinds = BULK_KINDS if config.mqtt.bulk_session else frozenset()
         self.transport, self.bulk = self._transports(bulk_kinds)
-        self.links = SessionLinks(self.transport, self.bulk, self._bulk_outputs())
+        self.links = SessionLinks(self.transport, self.bulk)
         self.pipeline = Pipeline(
             self.registry, self._publisher(), self.links, self.topics, config.pipeline,
             extra_counters=self._mqtt_counters,
@@ -274,11 +274,6 @@ class Agent:
         )
         main.online_after(bulk)  # "online" means every input is subscribed
         return main, bulk
-
-    def _bulk_outputs(self) -> list[str]:
-        """Results that go out on the bulk session while it is up: those of log lines, DLQ records."""
-        base = self.topics.base
-        return [f"{base}/summary/+", f"{base}/alert/+", f"{base}/dlq"]
 
     def _mqtt_counters(self) -> dict[str, int]:
         """``mqtt_*`` counters of the main session, ``mqtt_bulk_*`` of the bulk one."""

@@ -1,5 +1,5 @@
 """Two MQTT sessions of one agent seen as one ``Publisher`` + ``Acker``: ``main`` for
-transcripts, commands, status and results, ``bulk`` for log lines (``mqtt.bulk_session``).
+transcripts, commands, status and every result, ``bulk`` for log lines (``mqtt.bulk_session``).
 
 Why: the broker delivers one client's messages in order, through one in-flight window and one
 socket, and paho reads them on one network thread. A transcript that shares a session with a
@@ -7,18 +7,15 @@ flood of log lines waits behind every log line queued before it. On its own sess
 
 - Acknowledgements go to the session that delivered the input (``Inbound.link``): packet ids
   and the in-order PUBACK rule are per session.
-- Results whose topic matches ``bulk_outputs`` (log summaries, alerts, DLQ records) are published
-  on the bulk session while it is connected, everything else (intents, replies, discovery, stats)
-  on the main one; with the bulk session down, they go on the main one.
+- Every result is published on the main session, log summaries included: the PUBACK of a publish
+  made on the bulk session would reach the agent behind the flood of log lines in that session's
+  socket (mosquitto 2.0 sends past a client's Receive Maximum once acknowledgements flow), late
+  enough for the outbox to time it out and send it twice.
 - ``connected`` is the main session's: the outbox (``edge_agent.store.outbox``) stores results
   while it is down and flushes them when it is back.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-
-from paho.mqtt.client import topic_matches_sub
 
 from edge_agent.transport.base import Inbound, PublishDone
 from edge_agent.transport.mqtt import MqttTransport
@@ -29,12 +26,9 @@ __all__ = ["SessionLinks"]
 class SessionLinks:
     """``main`` plus an optional ``bulk`` session behind one Publisher / Acker interface."""
 
-    def __init__(
-        self, main: MqttTransport, bulk: MqttTransport | None = None, bulk_outputs: Sequence[str] = ()
-    ) -> None:
+    def __init__(self, main: MqttTransport, bulk: MqttTransport | None = None) -> None:
         self.main = main
         self.bulk = bulk
-        self.bulk_outputs = list(bulk_outputs)
 
     @property
     def transports(self) -> list[MqttTransport]:
@@ -53,13 +47,7 @@ class SessionLinks:
         retain: bool = False,
         on_done: PublishDone | None = None,
     ) -> None:
-        self._link_for(topic).publish(topic, payload, qos=qos, retain=retain, on_done=on_done)
-
-    def _link_for(self, topic: str) -> MqttTransport:
-        bulk = self.bulk
-        if bulk is None or not bulk.connected:
-            return self.main
-        return bulk if any(topic_matches_sub(f, topic) for f in self.bulk_outputs) else self.main
+        self.main.publish(topic, payload, qos=qos, retain=retain, on_done=on_done)
 
     def ack(self, inbound: Inbound) -> None:
         if self.bulk is not None and inbound.link == self.bulk.link:
