@@ -236,7 +236,7 @@ class Agent:
             # a worker of its own for transcripts whenever log work could hold them up: a batch
             # stretched by the CPU quota, or a flood the bulk session lets in beside them
             interactive_worker=engines.governor is not None or bool(bulk_kinds),
-            bulk_kinds=bulk_kinds,
+            bulk_kinds=bulk_kinds, pacer=self.pacer,
         )
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters

@@ -4,6 +4,7 @@ claim path that must not wait for a group commit: what keeps a transcript off th
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,61 @@ def test_a_claim_does_not_wait_for_a_group_commit_in_progress(
     assert dedup.begin("transcript\x1fb") is Verdict.DUPLICATE
     assert len(dedup) == 2
     dedup.close()
+
+
+def test_log_work_yields_from_a_transcripts_admission_to_its_result() -> None:
+    """Under a quota, batch work yields to a transcript as soon as it is admitted (while it is
+    queued, recognized and its intent handed to the transport), not only during recognition."""
+    from edge_agent.config import PipelineConfig
+    from edge_agent.messages.topics import SiteTopics
+    from edge_agent.pipeline.core import Envelope, Outcome, Registry
+    from edge_agent.pipeline.handlers import transcript_route
+    from edge_agent.pipeline.pacing import CpuPacer
+    from edge_agent.pipeline.service import Pipeline
+    from edge_agent.runtime.quota import CpuGovernor
+    from edge_agent.transport.base import Inbound
+
+    class Transcripts:
+        kind = "transcript"
+        priority = 0
+        batch_max = 1
+        batch_wait_s = 0.0
+
+        def handle(self, batch: list[Envelope]) -> list[Outcome]:
+            return [Outcome(inputs=batch, outputs=[])]
+
+    class Acks:
+        def __init__(self) -> None:
+            self.acked: list[Inbound] = []
+
+        def ack(self, inbound: Inbound) -> None:
+            self.acked.append(inbound)
+
+    topics = SiteTopics("edge", "s1")
+    registry = Registry()
+    registry.add(transcript_route(topics), Transcripts())
+    pacer = CpuPacer(CpuGovernor(8.0), max_yield_s=10.0)
+    acks = Acks()
+    pipeline = Pipeline(registry, None, acks, topics,  # type: ignore[arg-type]
+                        PipelineConfig.model_validate({"stats_interval_s": 0}), pacer=pacer)
+    inbound = Inbound(topic="edge/s1/transcript", payload=b"turn on", qos=1, mid=1, retain=False,
+                      dup=False, received_at=time.time(), received_mono=time.perf_counter())
+    pipeline.submit(inbound)  # admitted and queued; no worker has it yet
+    log_batch = threading.Thread(target=pacer.pace)
+    log_batch.start()
+    log_batch.join(0.3)
+    assert log_batch.is_alive()  # the log batch waits for the queued transcript
+    got = pipeline.queue.get(timeout=1)
+    assert got is not None
+    for outcome in registry.handlers["transcript"].handle([got[1]]):
+        pipeline.emit(outcome)  # the result is out: log work goes on
+    log_batch.join(5)
+    assert not log_batch.is_alive()
+    assert acks.acked == [inbound]
+    # never longer than max_yield_s per pace(): transcripts slow log work down, never stop it
+    short = CpuPacer(CpuGovernor(8.0), max_yield_s=0.2)
+    short.enter()
+    started = time.monotonic()
+    short.pace()
+    assert 0.15 <= time.monotonic() - started < 3.0
+    short.leave()

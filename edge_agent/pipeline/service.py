@@ -20,6 +20,7 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter, Verdict, input_key
 from edge_agent.pipeline.handlers import DeadLetters
+from edge_agent.pipeline.pacing import CpuPacer
 from edge_agent.pipeline.queue import LaneQueue, QueueClosed
 from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, SafeCounters
 from edge_agent.store.outbox import RETRY_LATER
@@ -55,6 +56,7 @@ class Pipeline:
         limited_kinds: frozenset[str] = frozenset({"logs"}),
         interactive_worker: bool = False,
         bulk_kinds: frozenset[str] = frozenset(),
+        pacer: CpuPacer | None = None,
     ) -> None:
         self.registry = registry
         self.publisher = publisher
@@ -77,6 +79,9 @@ class Pipeline:
         # Hermes), so a log batch held back by the CPU quota never keeps a transcript waiting for
         # a worker, and transcripts are still answered in order
         self.interactive_worker = interactive_worker
+        # interactive inputs from admission to result: batch work yields to them meanwhile
+        self.pacer = pacer
+        self._paced: set[int] = set()  # id() of the admitted interactive envelopes
         self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
         # the model runtime's state (active backend, fallbacks, CPU quota): "runtime" in stats
         self.runtime_stats: Callable[[], dict[str, Any] | None] | None = None
@@ -113,9 +118,11 @@ class Pipeline:
         envelope = self._admit(kind, key, inbound)
         if envelope is None:
             return
+        self._enter(envelope)
         try:
             self.queue.put(kind, envelope)
         except QueueClosed:
+            self._leave([envelope])
             self._forget(envelope)
             self.counters.add("refused_closing")  # not acknowledged: the broker redelivers it
             self._close_inputs(1)
@@ -143,6 +150,23 @@ class Pipeline:
             self._close_inputs(1)
             return None
         return Envelope(kind=kind, key=key, inbound=inbound, dedup_key=ikey.key)
+
+    def _enter(self, envelope: Envelope) -> None:
+        pacer = self.pacer
+        if pacer is None or self.registry.handlers[envelope.kind].priority > INTERACTIVE_PRIORITY:
+            return
+        with self._lock:
+            self._paced.add(id(envelope))
+        pacer.enter()
+
+    def _leave(self, envelopes: list[Envelope]) -> None:
+        if self.pacer is None or not self._paced:  # (an admitted envelope was added before it got here)
+            return
+        with self._lock:
+            done = [env for env in envelopes if id(env) in self._paced]
+            self._paced.difference_update(id(env) for env in done)
+        for _env in done:
+            self.pacer.leave()
 
     def _forget(self, envelope: Envelope) -> None:
         if self.dedup is not None and envelope.dedup_key is not None:
@@ -223,6 +247,7 @@ class Pipeline:
     # -- results and acknowledgements -----------------------------------------------------
     def emit(self, outcome: Outcome) -> None:
         """Publish the outputs; acknowledge the inputs once all were acknowledged by the broker."""
+        self._leave(outcome.inputs)
         if outcome.record_latency:
             now = time.perf_counter()
             for env in outcome.inputs:
