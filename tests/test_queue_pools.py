@@ -122,8 +122,11 @@ def test_log_work_yields_from_a_transcripts_admission_to_its_result() -> None:
     registry.add(transcript_route(topics), Transcripts())
     pacer = CpuPacer(CpuGovernor(8.0), max_yield_s=10.0)
     acks = Acks()
-    pipeline = Pipeline(registry, None, acks, topics,  # type: ignore[arg-type]
-                        PipelineConfig.model_validate({"stats_interval_s": 0}), pacer=pacer)
+    settings = PipelineConfig.model_validate({"stats_interval_s": 0})
+    shared = Pipeline(registry, None, acks, topics, settings, pacer=pacer)  # type: ignore[arg-type]
+    assert shared.pacer is None  # one pool for all kinds: yielding from admission could livelock
+    pipeline = Pipeline(registry, None, acks, topics, settings,  # type: ignore[arg-type]
+                        pacer=pacer, bulk_kinds=frozenset({"logs"}))
     inbound = Inbound(topic="edge/s1/transcript", payload=b"turn on", qos=1, mid=1, retain=False,
                       dup=False, received_at=time.time(), received_mono=time.perf_counter())
     pipeline.submit(inbound)  # admitted and queued; no worker has it yet

@@ -79,8 +79,11 @@ class Pipeline:
         # Hermes), so a log batch held back by the CPU quota never keeps a transcript waiting for
         # a worker, and transcripts are still answered in order
         self.interactive_worker = interactive_worker
-        # interactive inputs from admission to result: batch work yields to them meanwhile
-        self.pacer = pacer
+        # interactive inputs from admission to result: batch work yields to them meanwhile. Only
+        # when the batch kinds queue in a pool of their own (bulk_kinds): on one shared pool a
+        # transcript admitted while the queue is full waits for room that only the log worker can
+        # make, and that worker would be yielding to it
+        self.pacer = pacer if bulk_kinds else None
         self._paced: set[int] = set()  # id() of the admitted interactive envelopes
         self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
         # the model runtime's state (active backend, fallbacks, CPU quota): "runtime" in stats
