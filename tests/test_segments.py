@@ -292,7 +292,15 @@ def test_prefetcher_caches_every_page_without_mapping_the_file(bundle: Bundle, t
     assert _cached_pages(path) == 0
     reader = _Prefetcher()
     reader.request(path)
-    reader.close()  # joins the thread: the request has been served
+    reader.wait(path)  # what the executor does before it maps a requested segment
     pages = -(-path.stat().st_size // os.sysconf("SC_PAGE_SIZE"))
-    assert reader.done == 1 and _cached_pages(path) == pages
+    assert _cached_pages(path) == pages
     assert str(path) not in Path("/proc/self/maps").read_text()
+    reader.forget(path)  # released: a later request reads it again
+    evict_from_page_cache(path)
+    reader.request(path)
+    reader.wait(path)
+    assert _cached_pages(path) == pages
+    reader.wait(tmp_path / "never-requested")  # returns at once
+    reader.close()
+    assert reader.done == 2
