@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from edge_agent.errors import EdgeAgentError
 
 __all__ = ["FUZZY_THRESHOLD", "Entity", "Home", "HomeFileError", "canonical_key"]
@@ -119,10 +117,7 @@ class Home:
             raise HomeFileError(f"cannot read home file {path}: {exc}") from exc
         except UnicodeDecodeError as exc:
             raise HomeFileError(f"home file {path} is not UTF-8: {exc}") from exc
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise HomeFileError(f"home file {path} is not valid YAML: {exc}") from exc
+        data = _parse_yaml(text, path)
         return cls.from_dict(data if data is not None else {}, source=str(path))
 
     @classmethod
@@ -180,6 +175,22 @@ class Home:
 
     def entities_named(self, name: str) -> list[Entity]:
         return [e for e in self.entities if e.name == name]
+
+
+def _parse_yaml(text: str, path: str | Path) -> Any:
+    """Safe YAML with libyaml's parser when PyYAML has it (a home of 300 entities: ~4 ms instead
+    of ~75 ms of start-up); a document it refuses is parsed again by the pure-Python loader,
+    whose error message quotes the offending line. Imported here: only a home file needs yaml."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise HomeFileError(f"home file {path} is not valid YAML: {exc}") from exc
 
 
 def _str_list(value: Any, where: str) -> list[str]:
