@@ -83,6 +83,43 @@ def _vm_hwm_kb(pid: int) -> int:
     raise SystemExit(f"no VmHWM in /proc/{pid}/status")
 
 
+# The floor under the CLI's RSS: the libraries it cannot do without, with the intent graph's
+# interpreters created and invoked once, and no edge_agent code. argv: backend module, bundle dir.
+_FLOOR = """
+import json, sys
+from pathlib import Path
+import numpy as np
+import sentencepiece
+interpreter = __import__(sys.argv[1], fromlist=["Interpreter"])
+root = Path(sys.argv[2])
+manifest = json.loads((root / "manifest.json").read_text())
+sp = sentencepiece.SentencePieceProcessor()
+sp.Load(str(root / manifest["tokenizer"]["file"]))
+files = {s["name"]: s["file"] for s in manifest["segments"]}
+for name in manifest["graphs"]["intents"]:
+    it = interpreter.Interpreter(model_path=str(root / files[name]), num_threads=1)
+    it.allocate_tensors()
+    for d in it.get_input_details():
+        it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+    it.invoke()
+    globals().setdefault("keep", []).append(it)
+print([l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM:")][0].split()[1])
+"""
+_BACKEND_MODULES = {"litert": "ai_edge_litert.interpreter", "tflite-runtime": "tflite_runtime.interpreter"}
+
+
+def floor_rss(bundle: str | None, backend: str) -> float:
+    """Peak RSS (MB) of numpy + sentencepiece + the backend + the intent graph's interpreters."""
+    from edge_agent.runtime.bundle import default_bundle_path
+
+    root = str(Path(bundle) if bundle else default_bundle_path())
+    out = subprocess.run(
+        [sys.executable, "-c", _FLOOR, _BACKEND_MODULES[backend], root],
+        capture_output=True, check=True, cwd=tempfile.gettempdir(),
+    ).stdout
+    return int(out.split()[-1]) / 1024.0
+
+
 def bytecode_cached() -> bool:
     """Whether the CLI's edge_agent modules load from .pyc (as installed) rather than being
     compiled from source at each start (a checkout run with PYTHONDONTWRITEBYTECODE=1)."""
@@ -194,6 +231,10 @@ def main() -> int:
         "   (target <= 60 MB)"
     )
     print(f"edge_agent modules of that process: {source}")
+    print(
+        f"the same libraries alone (numpy, sentencepiece, {info['backend']}, the intent graph's "
+        f"interpreters, no edge_agent code): {floor_rss(args.bundle, info['backend']):.1f} MB"
+    )
     if hassil_s:
         hassil = statistics.median(hassil_s)
         print(f"hassil recognize: {1000 * hassil:.3f} ms/utterance")
