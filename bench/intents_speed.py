@@ -8,7 +8,8 @@ Same texts for both (the dev set's sentences, home from its fixtures). ``--repea
 one ``edge-agent intents`` process over all texts, one in-process pass and one hassil pass, so a
 load change on a shared machine hits all three alike; medians are reported. Prints:
 - per-utterance wall time of ``edge-agent intents`` (whole process: batch wall / lines), and the
-  same in-process without start-up;
+  same in-process without start-up; each also in CPU time (the process's user + sys), which other
+  jobs on a shared machine move much less than wall time;
 - per-utterance time of hassil ``recognize`` with home-assistant-intents (bench-only dependency:
   ``pip install -e .[bench]``), and the ratio (target <= 0.25);
 - model invoke median at batch 1, one thread (the intent graph: all segments; target <= 0.2 ms);
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -44,9 +46,9 @@ def load_texts() -> list[str]:
     return [json.loads(line)["text"] for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def cli_once(texts: list[str], home: Path, bundle: str | None, backend: str) -> tuple[float, float]:
-    """One ``edge-agent intents`` process over all texts through a pipe:
-    (seconds per line, start-up and exit included; peak RSS of that process in MB).
+def cli_once(texts: list[str], home: Path, bundle: str | None, backend: str) -> tuple[float, float, float]:
+    """One ``edge-agent intents`` process over all texts through a pipe: (wall seconds per line,
+    start-up and exit included; its CPU seconds (user + sys) per line; its peak RSS in MB).
 
     The peak is the process's VmHWM, read after its last answer while it waits for more input.
     (``ru_maxrss`` of a child is no good here: a child spawned by this already large process
@@ -69,11 +71,12 @@ def cli_once(texts: list[str], home: Path, bundle: str | None, backend: str) -> 
     feeder.join()
     proc.stdin.close()
     answers += len(proc.stdout.read().splitlines())
-    returncode = proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    proc.returncode = returncode = os.waitstatus_to_exitcode(status)
     if returncode != 0 or answers != len(texts):
         raise SystemExit(f"edge-agent intents exited {returncode}: {answers} lines, {len(texts)} inputs")
-    return wall / len(texts), peak_kb / 1024.0
+    return wall / len(texts), (usage.ru_utime + usage.ru_stime) / len(texts), peak_kb / 1024.0
 
 
 def _vm_hwm_kb(pid: int) -> int:
@@ -129,8 +132,8 @@ def bytecode_cached() -> bool:
 
 def inprocess(
     texts: list[str], home: Path, bundle: str | None, backend: str, repeat: int
-) -> tuple[Callable[[], float], dict[str, Any]]:
-    """(one timed recognizer pass over ``texts`` -> seconds per text, invoke figures)."""
+) -> tuple[Callable[[], tuple[float, float]], dict[str, Any]]:
+    """(one timed recognizer pass over ``texts`` -> (wall, CPU) seconds per text, invoke figures)."""
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
@@ -146,11 +149,11 @@ def inprocess(
             model.run_intents(row)
             invoke.append(time.perf_counter() - t0)
 
-    def one_pass() -> float:
-        t0 = time.perf_counter()
+    def one_pass() -> tuple[float, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
         for text in texts:
             rec.recognize([text])
-        return (time.perf_counter() - t0) / len(texts)
+        return (time.perf_counter() - t0) / len(texts), (time.process_time() - c0) / len(texts)
 
     return one_pass, {
         "invoke_median_ms": 1000 * statistics.median(invoke),
@@ -164,8 +167,8 @@ def _pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
-def hassil_pass(texts: list[str], fixtures: dict[str, Any]) -> Callable[[], float]:
-    """One timed hassil ``recognize`` pass over ``texts`` -> seconds per text (caches warmed)."""
+def hassil_pass(texts: list[str], fixtures: dict[str, Any]) -> Callable[[], tuple[float, float]]:
+    """One timed hassil ``recognize`` pass over ``texts`` -> (wall, CPU) seconds per text (caches warmed)."""
     from hassil import Intents, SlotList, TextSlotList, recognize
     from home_assistant_intents import get_intents
 
@@ -181,11 +184,11 @@ def hassil_pass(texts: list[str], fixtures: dict[str, Any]) -> Callable[[], floa
     }
     recognize(texts[0], intents, slot_lists=slot_lists)  # warm caches
 
-    def one_pass() -> float:
-        t0 = time.perf_counter()
+    def one_pass() -> tuple[float, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
         for text in texts:
             recognize(text, intents, slot_lists=slot_lists)
-        return (time.perf_counter() - t0) / len(texts)
+        return (time.perf_counter() - t0) / len(texts), (time.process_time() - c0) / len(texts)
 
     return one_pass
 
@@ -200,28 +203,31 @@ def main() -> int:
     texts = load_texts()
     fixtures = yaml.safe_load(FIXTURES.read_text(encoding="utf-8"))
     rounds = max(1, args.repeat)
-    cli_s: list[float] = []
+    cli: list[tuple[float, float]] = []  # (wall, CPU) seconds per line
     rss: list[float] = []
-    inproc_s: list[float] = []
-    hassil_s: list[float] = []
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home.yaml"
         home.write_text(yaml.safe_dump(fixtures_to_home(fixtures)), encoding="utf-8")
-        ours, info = inprocess(texts, home, args.bundle, args.backend, rounds)
-        theirs = None if args.skip_hassil else hassil_pass(texts, fixtures)
+        ours_pass, info = inprocess(texts, home, args.bundle, args.backend, rounds)
+        theirs_pass = None if args.skip_hassil else hassil_pass(texts, fixtures)
         for _ in range(rounds):
-            per_line, peak = cli_once(texts, home, args.bundle, args.backend)
-            cli_s.append(per_line)
+            wall, cpu, peak = cli_once(texts, home, args.bundle, args.backend)
+            cli.append((wall, cpu))
             rss.append(peak)
-            inproc_s.append(ours())
-            if theirs is not None:
-                hassil_s.append(theirs())
-    cli = statistics.median(cli_s)
-    inproc = statistics.median(inproc_s)
+            ours.append(ours_pass())
+            if theirs_pass is not None:
+                theirs.append(theirs_pass())
+    cli_wall, cli_cpu = _medians(cli)
+    in_wall, in_cpu = _medians(ours)
     source = "cached bytecode" if bytecode_cached() else "compiled from source at start (no bytecode cache)"
     print(f"texts: {len(texts)} (dev set sentences), backend {info['backend']}, 1 thread, {rounds} rounds")
-    print(f"edge-agent intents, whole process: {1000 * cli:.3f} ms/utterance (batch wall / lines, median)")
-    print(f"edge-agent recognizer in-process:  {1000 * inproc:.3f} ms/utterance")
+    print(
+        f"edge-agent intents, whole process: {1000 * cli_wall:.3f} ms/utterance (batch wall / lines, median);"
+        f" CPU {1000 * cli_cpu:.3f} ms"
+    )
+    print(f"edge-agent recognizer in-process:  {1000 * in_wall:.3f} ms/utterance; CPU {1000 * in_cpu:.3f} ms")
     print(
         f"model invoke (intent graph, batch 1): median {info['invoke_median_ms']:.3f} ms, "
         f"p95 {info['invoke_p95_ms']:.3f} ms   (target <= 0.2 ms)"
@@ -235,12 +241,20 @@ def main() -> int:
         f"the same libraries alone (numpy, sentencepiece, {info['backend']}, the intent graph's "
         f"interpreters, no edge_agent code): {floor_rss(args.bundle, info['backend']):.1f} MB"
     )
-    if hassil_s:
-        hassil = statistics.median(hassil_s)
-        print(f"hassil recognize: {1000 * hassil:.3f} ms/utterance")
-        print(f"ratio edge-agent (whole process) / hassil: {cli / hassil:.3f}   (target <= 0.25)")
-        print(f"ratio edge-agent (in-process) / hassil:    {inproc / hassil:.3f}")
+    if theirs:
+        h_wall, h_cpu = _medians(theirs)
+        print(f"hassil recognize: {1000 * h_wall:.3f} ms/utterance; CPU {1000 * h_cpu:.3f} ms")
+        print(f"ratio edge-agent (whole process) / hassil: {cli_wall / h_wall:.3f}   (target <= 0.25)")
+        print(f"ratio edge-agent (in-process) / hassil:    {in_wall / h_wall:.3f}")
+        print(
+            f"same ratios in CPU time (less moved by other jobs on the machine): whole process "
+            f"{cli_cpu / h_cpu:.3f}, in-process {in_cpu / h_cpu:.3f}"
+        )
     return 0
+
+
+def _medians(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
 
 if __name__ == "__main__":
