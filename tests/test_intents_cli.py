@@ -113,13 +113,14 @@ _NOT_ON_THE_INTENTS_PATH = (
 
 
 @pytest.mark.parametrize("backend", ["litert", "tflite-runtime"])
-def test_intents_command_loads_only_its_own_path(backend: str, tmp_path: Path) -> None:
+def test_intents_command_loads_only_its_own_path_on_one_thread(backend: str, tmp_path: Path) -> None:
     listing = tmp_path / "modules.txt"
     code = (
-        "import sys\n"
+        "import os, sys\n"
         "from edge_agent.cli import main\n"
         f"rc = main(['intents', '--backend', {backend!r}])\n"
-        f"open({str(listing)!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+        "threads = len(os.listdir('/proc/self/task'))\n"
+        f"open({str(listing)!r}, 'w').write('\\n'.join([str(threads), *sorted(sys.modules)]))\n"
         "sys.exit(rc)\n"
     )
     proc = subprocess.run(
@@ -128,7 +129,8 @@ def test_intents_command_loads_only_its_own_path(backend: str, tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["intent"] == "HassTurnOff"
-    loaded = listing.read_text().split()
+    threads, *loaded = listing.read_text().split()
     assert "edge_agent.nlu.slots" in loaded and "sentencepiece" in loaded  # the listing is real
     unwanted = [m for m in loaded if m.startswith(_NOT_ON_THE_INTENTS_PATH)]
     assert unwanted == []
+    assert threads == "1"  # --threads 1 and no OpenBLAS worker pool (OPENBLAS_NUM_THREADS=1)
