@@ -124,10 +124,11 @@ def floor_rss(bundle: str | None, backend: str) -> float:
 
 
 def bytecode_cached() -> bool:
-    """Whether the CLI's edge_agent modules load from .pyc (as installed) rather than being
-    compiled from source at each start (a checkout run with PYTHONDONTWRITEBYTECODE=1)."""
-    source = ROOT / "edge_agent" / "nlu" / "slots.py"
-    return Path(importlib.util.cache_from_source(str(source))).exists()
+    """Whether every edge_agent module has its .pyc (as pip or the Yocto recipe install them)
+    rather than being compiled from source at each start (a checkout run with
+    PYTHONDONTWRITEBYTECODE=1)."""
+    sources = (ROOT / "edge_agent").rglob("*.py")
+    return all(Path(importlib.util.cache_from_source(str(p))).exists() for p in sources)
 
 
 def inprocess(
