@@ -10,6 +10,7 @@ load change on a shared machine hits all three alike; medians are reported. Prin
 - per-utterance wall time of ``edge-agent intents`` (whole process: batch wall / lines), and the
   same in-process without start-up; each also in CPU time (the process's user + sys), which other
   jobs on a shared machine move much less than wall time;
+- start-up + exit of ``edge-agent intents`` alone (empty input; best of 3 runs per round);
 - per-utterance time of hassil ``recognize`` with home-assistant-intents (bench-only dependency:
   ``pip install -e .[bench]``), and the ratio (target <= 0.25);
 - model invoke median at batch 1, one thread (the intent graph: all segments; target <= 0.2 ms);
@@ -77,6 +78,23 @@ def cli_once(texts: list[str], home: Path, bundle: str | None, backend: str) -> 
     if returncode != 0 or answers != len(texts):
         raise SystemExit(f"edge-agent intents exited {returncode}: {answers} lines, {len(texts)} inputs")
     return wall / len(texts), (usage.ru_utime + usage.ru_stime) / len(texts), peak_kb / 1024.0
+
+
+def startup_once(home: Path, bundle: str | None, backend: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ``edge-agent intents`` process given no input: start-up + exit."""
+    cmd = [sys.executable, "-m", "edge_agent", "intents", "--home", str(home), "--backend", backend]
+    if bundle:
+        cmd += ["--bundle", bundle]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"edge-agent intents exited {proc.returncode} on empty input")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def _vm_hwm_kb(pid: int) -> int:
@@ -205,6 +223,7 @@ def main() -> int:
     fixtures = yaml.safe_load(FIXTURES.read_text(encoding="utf-8"))
     rounds = max(1, args.repeat)
     cli: list[tuple[float, float]] = []  # (wall, CPU) seconds per line
+    startup: list[tuple[float, float]] = []  # (wall, CPU) seconds, empty input
     rss: list[float] = []
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
@@ -220,6 +239,7 @@ def main() -> int:
             ours.append(ours_pass())
             if theirs_pass is not None:
                 theirs.append(theirs_pass())
+            startup.extend(startup_once(home, args.bundle, args.backend) for _ in range(3))
     cli_wall, cli_cpu = _medians(cli)
     in_wall, in_cpu = _medians(ours)
     source = "cached bytecode" if bytecode_cached() else "compiled from source at start (no bytecode cache)"
@@ -229,6 +249,10 @@ def main() -> int:
         f" CPU {1000 * cli_cpu:.3f} ms"
     )
     print(f"edge-agent recognizer in-process:  {1000 * in_wall:.3f} ms/utterance; CPU {1000 * in_cpu:.3f} ms")
+    print(
+        f"edge-agent intents start-up + exit (empty input, same home), best of {len(startup)}: "
+        f"wall {min(w for w, _ in startup):.3f} s, CPU {min(c for _, c in startup):.3f} s"
+    )
     print(
         f"model invoke (intent graph, batch 1): median {info['invoke_median_ms']:.3f} ms, "
         f"p95 {info['invoke_p95_ms']:.3f} ms   (target <= 0.2 ms)"
