@@ -10,8 +10,7 @@ if ! install_package tflite litert; then
     # offline re-run: go on when everything the agent imports is already there
     "$VENV/bin/python" - <<'PY' || { echo "installing edge-agent failed (see above)" >&2; exit 1; }
 import importlib.util as u, sys
-need = ("paho", "yaml", "pydantic", "structlog", "orjson", "numpy", "sentencepiece", "drain3",
-        "google.protobuf")
+need = ("paho", "yaml", "pydantic", "structlog", "orjson", "numpy", "sentencepiece", "drain3")
 ok = all(u.find_spec(m) for m in need) and (u.find_spec("tflite_runtime") or u.find_spec("ai_edge_litert"))
 sys.exit(0 if ok else 1)
 PY

@@ -99,3 +99,38 @@ def test_home_file_is_used(tmp_path: Path) -> None:
     bad.write_text("areas: 5\n")
     proc = _run(b"x\n", "--home", str(bad))
     assert proc.returncode == 2 and proc.stderr
+
+
+# Modules the intents command must not load: the service/log side, and libraries whose import alone
+# costs megabytes of RSS and milliseconds of start-up on every run (protobuf came with
+# sentencepiece's proto output, importlib.metadata with a version look-up, yaml without --home).
+_NOT_ON_THE_INTENTS_PATH = (
+    "edge_agent.app", "edge_agent.logs", "edge_agent.pipeline", "edge_agent.transport",
+    "edge_agent.store", "edge_agent.control", "edge_agent.ecosystem", "edge_agent.config",
+    "paho", "pydantic", "drain3", "structlog", "cryptography",
+    "google.protobuf", "sentencepiece.sentencepiece_pb2", "importlib.metadata", "yaml",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["litert", "tflite-runtime"])
+def test_intents_command_loads_only_its_own_path_on_one_thread(backend: str, tmp_path: Path) -> None:
+    listing = tmp_path / "modules.txt"
+    code = (
+        "import os, sys\n"
+        "from edge_agent.cli import main\n"
+        f"rc = main(['intents', '--backend', {backend!r}])\n"
+        "threads = len(os.listdir('/proc/self/task'))\n"
+        f"open({str(listing)!r}, 'w').write('\\n'.join([str(threads), *sorted(sys.modules)]))\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=b"turn off the bedroom light\n",
+        capture_output=True, cwd=ROOT, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout)["intent"] == "HassTurnOff"
+    threads, *loaded = listing.read_text().split()
+    assert "edge_agent.nlu.slots" in loaded and "sentencepiece" in loaded  # the listing is real
+    unwanted = [m for m in loaded if m.startswith(_NOT_ON_THE_INTENTS_PATH)]
+    assert unwanted == []
+    assert threads == "1"  # --threads 1 and no OpenBLAS worker pool (OPENBLAS_NUM_THREADS=1)

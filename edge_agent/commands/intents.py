@@ -8,6 +8,7 @@ gives exactly one output line: empty lines, undecodable bytes and over-long line
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,12 @@ def run(recognizer: Any, lines: Iterator[bytes], out: IO[bytes]) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    if "numpy" not in sys.modules:
+        # numpy's OpenBLAS starts a worker thread per core at import, which may spin for a few
+        # tens of ms of CPU; nothing here multiplies matrices (the model runs in TFLite, with its
+        # own --threads). Only before numpy is imported does the setting apply; a value set by
+        # the user wins.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
