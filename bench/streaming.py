@@ -56,6 +56,7 @@ def _child(cfg: dict[str, Any]) -> dict[str, Any]:
         weight_budget_mb=cfg["budget"],
         prefetch=cfg["prefetch"],
         invoke_rows=cfg.get("invoke_rows") if cfg["residency"] != "resident" else None,
+        heap=cfg.get("heap", "return"),
     )
     max_len = int(bundle.manifest["tokenizer"]["max_len"])
     ids = np.random.default_rng(0).integers(1, 200, size=(8, max_len)).astype(np.int32)
@@ -190,6 +191,12 @@ def main() -> int:
         default=1,
         help="1: default kernels (XNNPACK delegate where it takes the ops); 0: built-in kernels only",
     )
+    ap.add_argument(
+        "--heap",
+        choices=("return", "reuse"),
+        default="return",
+        help="runtime.stream_heap: return released buffers to the OS, or reuse them (default return)",
+    )
     ap.add_argument("--budgets", default="8,16,32,64,128")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--prefetch", type=int, default=2)
@@ -208,7 +215,7 @@ def main() -> int:
         )
         return 2
     base = {"bundle": str(args.bundle), "backend": args.backend, "threads": args.threads, "runs": args.runs,
-            "xnnpack": args.xnnpack}
+            "xnnpack": args.xnnpack, "heap": args.heap}
     base["prefetch"] = args.prefetch
     base["invoke_rows"] = args.invoke_rows or None
     resident = _spawn({**base, "residency": "resident", "budget": None})

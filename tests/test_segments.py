@@ -304,3 +304,15 @@ def test_prefetcher_caches_every_page_without_mapping_the_file(bundle: Bundle, t
     reader.wait(tmp_path / "never-requested")  # returns at once
     reader.close()
     assert reader.done == 2
+
+
+def test_stream_heap_modes_give_the_same_outputs(bundle: Bundle, backend: Backend) -> None:
+    ids = _ids(bundle, 2)
+    outs = []
+    for heap in ("reuse", "return"):
+        ex = _executor(bundle, backend, "stream", weight_budget_mb=0.1, heap=heap)
+        outs.append(ex.run("intents", {"ids": ids})["intent_logits"])
+        ex.close()
+    np.testing.assert_array_equal(outs[0], outs[1])
+    with pytest.raises(BundleError, match="unknown heap mode 'keep'"):
+        _executor(bundle, backend, "stream", heap="keep")

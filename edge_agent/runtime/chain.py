@@ -351,6 +351,7 @@ def _engine_factory(
             weight_budget_mb=cfg.weight_budget_mb,
             prefetch=cfg.prefetch,
             drop_page_cache=cfg.drop_page_cache,
+            heap=cfg.stream_heap,
             pace=pace,
             invoke_rows=cfg.invoke_rows,
         )

@@ -83,6 +83,11 @@ class RuntimeConfig(BaseModel):
     drop_page_cache: bool = Field(
         default=False, description="stream: evict released segments from the page cache"
     )
+    stream_heap: Literal["return", "reuse"] = Field(
+        default="return",
+        description="stream: return a released segment's large buffers to the OS (lowest peak RSS) "
+        "or reuse them for the next segment (faster with XNNPACK, which repacks weights per load)",
+    )
     max_batch: int = Field(
         default=8, ge=1, le=256, description="queued requests pushed through a loaded segment together"
     )

@@ -2,10 +2,11 @@
 
 * ``resident``: every segment's interpreter is built once (its file memory-mapped) and kept.
 * ``stream``: a segment's interpreter is built (file mapped read-only) just before it runs and
-  dropped right after, so at most one segment's weights are mapped at a time. Large buffers a
-  segment allocates (e.g. XNNPACK's packed weights) get their own mappings, returned when freed
-  (glibc's mmap threshold is pinned, see :class:`_Glibc`), and the rest of the heap is trimmed
-  once per pass (trimming after every segment cost far more time than it saved RSS). A reader thread
+  dropped right after, so at most one segment's weights are mapped at a time. With ``heap:
+  return`` (default) large buffers a segment allocates (e.g. packed weights) get their own
+  mappings, returned when freed (glibc's mmap threshold is pinned, see :class:`_Glibc`); with
+  ``reuse`` the next segment reuses them from the heap. Either way the heap is trimmed once per
+  pass (trimming after every segment cost far more time than it saved RSS). A reader thread
   reads the next segments into the page cache ahead of their use (see :class:`_Prefetcher`),
   bounded by ``prefetch`` segments and by ``weight_budget_mb``. With ``drop_page_cache`` the released
   segment's pages are also evicted from the page cache (``POSIX_FADV_DONTNEED``).
@@ -82,14 +83,20 @@ class _Glibc:
         """Serve every allocation of 1 MiB or more with its own mapping, returned on free.
 
         glibc otherwise raises its mmap threshold after the first large free, and from then on a
-        streamed segment's large buffers (packed weights, kernel scratch) come from the heap, where
-        they fragment it: peak RSS on the 100M synthetic bundle was 8-15 MB higher. Process-wide
-        and set once, by the first executor that streams."""
+        streamed segment's large buffers (packed weights, kernel scratch) come from the heap. With
+        the built-in (ruy) kernels they fragment it: peak RSS on the 100M synthetic bundle was
+        8-15 MB higher. The price is fresh pages, faulted in, for every load; XNNPACK, which packs
+        every segment's weights again at each load, streamed about 1.4x slower with it for ~1 MB
+        less RSS, hence ``heap: reuse``. Process-wide, set once by the first executor that streams
+        with ``heap: return``."""
         if self.lib is not None and not self._pinned:
             self._pinned = bool(self.lib.mallopt(self.M_MMAP_THRESHOLD, self.STREAM_MMAP_THRESHOLD))
 
 
 _GLIBC = _Glibc()
+
+# stream: what happens to a released segment's large buffers (see _Glibc.pin_mmap_threshold)
+HEAP_MODES = ("return", "reuse")
 
 
 def evict_from_page_cache(path: Path) -> None:
@@ -236,6 +243,7 @@ class SegmentExecutor:
     weight_budget_mb: float | None = None
     prefetch: int = 2
     drop_page_cache: bool = False
+    heap: str = "return"
     pace: Callable[[], object] | None = None
     invoke_rows: int | None = None
     stats: ExecutorStats = field(default_factory=ExecutorStats)
@@ -252,8 +260,10 @@ class SegmentExecutor:
         self.resident_names = plan_residency(order, self.sizes, self.residency, self.weight_budget_mb)
         self._resident: dict[str, _Loaded] = {}
         self._warm: set[str] = set()
+        if self.heap not in HEAP_MODES:
+            raise BundleError(f"unknown heap mode {self.heap!r}; use {' or '.join(HEAP_MODES)}")
         streams = len(self.resident_names) < len(order)
-        if streams:
+        if streams and self.heap == "return":
             _GLIBC.pin_mmap_threshold()
         self._prefetcher = _Prefetcher() if streams and self.prefetch else None
         for name in order:
@@ -608,6 +618,7 @@ def local_executors(
     variant: str = "default",
     delegates: Sequence[object] = (),
     prefetch: int = 2,
+    heap: str = "return",
     max_batch: int = 8,
 ) -> dict[str, TaskExecutor]:
     """Executors for ``Model`` on one backend (no fallback chain): a streaming / auto segment
@@ -621,6 +632,7 @@ def local_executors(
         residency=residency,
         weight_budget_mb=weight_budget_mb,
         prefetch=prefetch,
+        heap=heap,
     )
     queue = BatchQueue(ex.run_many, max_batch=max_batch)
 
