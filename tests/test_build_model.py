@@ -37,6 +37,10 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     bundle = load_bundle(out)
     manifest = bundle.manifest
     assert manifest["build"]["tiny"] is True
+    stages = manifest["build"]["stages"]
+    assert list(stages) == ["data", "teacher", "student", "convert"]
+    assert 0 < sum(st["wall_s"] for st in stages.values()) <= manifest["build"]["seconds"]
+    assert manifest["build"]["cpu_seconds"] >= stages["teacher"]["cpu_s"] > 0
     assert set(manifest["metrics"]) == {"teacher", "student_float", "student_int8"}
     assert 0.0 <= manifest["metrics"]["student_int8"]["intent_accuracy"] <= 1.0
     assert manifest["calibration"]["temperature"] > 0
@@ -51,6 +55,7 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     proc = _edge_fw("eval", "--bundle", str(out), "-n", "40")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
+    assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
 
     # a refused build leaves the existing bundle as it was
     before = json.loads((out / "manifest.json").read_text())

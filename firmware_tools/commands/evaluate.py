@@ -74,5 +74,8 @@ def _run(args: argparse.Namespace) -> int:
     print(format_table(metrics))
     build = manifest.get("build", {})
     if build:
-        print(f"build: {build.get('seconds')} s, seed {build.get('seed')}, tiny={build.get('tiny')}")
+        cpu = f" ({build['cpu_seconds']} s cpu)" if "cpu_seconds" in build else ""
+        print(f"build: {build.get('seconds')} s{cpu}, seed {build.get('seed')}, tiny={build.get('tiny')}")
+        for name, st in build.get("stages", {}).items():
+            print(f"  {name}: {st.get('wall_s')} s wall, {st.get('cpu_s')} s cpu")
     return 0

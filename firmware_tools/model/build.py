@@ -49,6 +49,8 @@ class BuildPlan:
     n_calib: int
     teacher: dict[str, Any]
     student: dict[str, Any]
+    # soft slot tags from the teacher for the student (hard tags only when False)
+    distill_slots: bool = False
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -65,6 +67,7 @@ def plan_for(tiny: bool) -> BuildPlan:
             n_calib=32,
             teacher=dict(d_model=32, block_kinds=("conv", "attn"), n_heads=2, d_ff=64),
             student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32),
+            distill_slots=True,  # CI exercises the soft-slot path too
         )
     return BuildPlan(
         n_intents=70000,
@@ -90,14 +93,20 @@ def _intent_examples(seed: int, n: int) -> list[Any]:
 def build(out: Path, *, tiny: bool = False, seed: int = 7, log: Any = print) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
     plan = plan_for(tiny)
     work = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = work / "bundle"
         stage.mkdir()
         manifest = _build_into(stage, plan, seed, log)
-        manifest["build"] = {"seconds": round(time.time() - t0, 1), "seed": seed, "tiny": tiny}
+        manifest["build"] = {
+            "seconds": round(time.time() - t0, 1),
+            "cpu_seconds": round(time.process_time() - cpu0, 1),
+            "stages": manifest.pop("build_stages", {}),
+            "seed": seed,
+            "tiny": tiny,
+        }
         _write_manifest(stage, manifest)
         load_bundle(stage)  # verify before it replaces anything
         _replace_dir(stage, out)
@@ -115,6 +124,7 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     from firmware_tools.model.train import KD, fit, make_targets, predict_logits
 
     tf.keras.utils.set_random_seed(seed)
+    clock = _StageClock(log)
     with tqdm(total=4, desc="data", unit="set") as bar:
         intents_train = _intent_examples(seed, plan.n_intents)
         bar.update(1)
@@ -133,6 +143,7 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     # model has learnt to read (names in real homes are not in the generator's lexicon)
     it_tr, it_ho = encode_intents(tok, intents_train, sample_every=2), encode_intents(tok, intents_held)
     lg_tr, lg_ho = encode_logs(tok, logs_train, sample_every=3), encode_logs(tok, logs_held)
+    clock.stage("data")
 
     n_classes = {
         "intent": len(INTENT_LABELS),
@@ -159,7 +170,12 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
         seed=seed,
         desc="teacher",
     )
+    clock.stage("teacher")
+    metrics = {"teacher": _keras_metrics(teacher, it_ho, lg_ho, predict_logits)}
+    log("teacher        " + "  ".join(f"{k}={v:.4f}" for k, v in metrics["teacher"].items()))
     t_logits = predict_logits(teacher, np.concatenate([it_tr.ids, lg_tr.ids]))
+    if not plan.distill_slots:
+        del t_logits["slots"]
     student = build_network(NetConfig(**base, **plan.student), "student")  # type: ignore[arg-type]
     fit(
         student,
@@ -171,11 +187,9 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
         seed=seed + 1,
         desc="student (distill)",
     )
-
-    metrics = {
-        "teacher": _keras_metrics(teacher, it_ho, lg_ho, predict_logits),
-        "student_float": _keras_metrics(student, it_ho, lg_ho, predict_logits),
-    }
+    del t_logits
+    clock.stage("student")
+    metrics["student_float"] = _keras_metrics(student, it_ho, lg_ho, predict_logits)
     rng = np.random.default_rng(seed)
     calib_ids = np.concatenate(
         [
@@ -193,11 +207,28 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     )
     _write_manifest(stage, manifest)
     metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, it_ho, lg_ho)
+    clock.stage("convert")
     manifest["calibration"] = calibration
     manifest["metrics"] = metrics
+    manifest["build_stages"] = clock.stages
     for name, m in metrics.items():
         log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
     return manifest
+
+
+class _StageClock:
+    """Wall and CPU seconds (all threads of this process) per build stage."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self.stages: dict[str, dict[str, float]] = {}
+        self._wall, self._cpu = time.time(), time.process_time()
+
+    def stage(self, name: str) -> None:
+        wall, cpu = time.time(), time.process_time()
+        self.stages[name] = {"wall_s": round(wall - self._wall, 1), "cpu_s": round(cpu - self._cpu, 1)}
+        self.log(f"stage {name}: {wall - self._wall:.0f}s wall, {cpu - self._cpu:.0f}s cpu")
+        self._wall, self._cpu = wall, cpu
 
 
 def _keras_metrics(net: Any, it: IntentArrays, lg: LogArrays, predict: Any) -> dict[str, float]:

@@ -1,10 +1,11 @@
 """Training: the teacher on hard labels, then the student on hard labels plus the teacher's
-softened outputs (knowledge distillation with a temperature).
+softened outputs (knowledge distillation with a temperature) on the intent and log heads and,
+when the teacher's slot logits are passed, on the per-token slot tags.
 
 Intent and log examples share one encoder; each row carries a task weight so that an intent
 row trains only the intent and slot heads and a log row only the log heads. Targets are packed
-as ``[weight, hard label, teacher logits...]`` so one plain Keras loss function handles both
-the hard and the soft part.
+as ``[weight, hard label, teacher logits...]`` (per token for the slot tags) so one plain Keras
+loss function handles both the hard and the soft part.
 """
 
 from __future__ import annotations
@@ -59,9 +60,12 @@ def make_targets(
     zeros_i, zeros_l = np.zeros(ni, np.int32), np.zeros(nl, np.int32)
     slot_w = np.concatenate([(intents.ids != 0).astype(np.float32), np.zeros((nl, L), np.float32)])
     slot_y = np.concatenate([intents.tags, np.zeros((nl, L), np.int32)]).astype(np.float32)
+    slots = np.stack([slot_w, slot_y], axis=-1)
+    if teacher is not None and "slots" in teacher:  # per-token soft tags (log rows: weight 0)
+        slots = np.concatenate([slots, teacher["slots"].astype(np.float32)], axis=-1)
     y = {
         "intent": pack(w_int, np.concatenate([intents.intent, zeros_l]), "intent"),
-        "slots": np.stack([slot_w, slot_y], axis=-1),
+        "slots": slots,
         "severity": pack(w_log, np.concatenate([zeros_i, logs.severity]), "severity"),
         "category": pack(w_log, np.concatenate([zeros_i, logs.category]), "category"),
         "anomaly": pack(w_log, np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"),
@@ -70,13 +74,15 @@ def make_targets(
 
 
 def _softmax_kd(kd: KD) -> Any:
+    """Weighted hard + soft loss over the last axis; rows (B, 2 + C) or tokens (B, L, 2 + C)."""
+
     def loss(y_true: Any, logits: Any) -> Any:
-        w, label = y_true[:, 0], ops.cast(y_true[:, 1], "int32")
+        w, label = y_true[..., 0], ops.cast(y_true[..., 1], "int32")
         hard = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
         total = kd.alpha * hard
         if kd.alpha < 1.0:
             t = kd.temperature
-            soft_t = ops.softmax(y_true[:, 2:] / t, axis=-1)
+            soft_t = ops.softmax(y_true[..., 2:] / t, axis=-1)
             log_p = ops.log_softmax(logits / t, axis=-1)
             kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
             total = total + (1.0 - kd.alpha) * t * t * kl
@@ -99,12 +105,6 @@ def _sigmoid_kd(kd: KD) -> Any:
         return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
     return loss
-
-
-def _slot_loss(y_true: Any, logits: Any) -> Any:
-    w, label = y_true[..., 0], ops.cast(y_true[..., 1], "int32")
-    ce = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
-    return ops.sum(w * ce) / ops.maximum(ops.sum(w), 1.0)
 
 
 class _Bar(keras.callbacks.Callback):
@@ -132,7 +132,8 @@ def fit(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
         loss={
             "intent": _softmax_kd(kd),
-            "slots": _slot_loss,
+            # hard tags only unless the targets carry the teacher's per-token logits
+            "slots": _softmax_kd(kd if data.y["slots"].shape[-1] > 2 else KD(alpha=1.0)),
             "severity": _softmax_kd(kd),
             "category": _softmax_kd(kd),
             "anomaly": _sigmoid_kd(kd),

@@ -1,0 +1,103 @@
+"""Distillation targets and losses: the student sees the teacher's per-token slot tags as well as
+its intent and log outputs, and the soft part pulls the student towards the teacher.
+
+Run by tests/test_distill.py in a child process: TensorFlow must not be loaded into the pytest
+process, whose tflite-runtime interpreters clash with it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS, IntentArrays, LogArrays
+from firmware_tools.model.train import KD, _sigmoid_kd, _softmax_kd, make_targets
+
+L, N_TAGS = 6, len(SLOT_TAGS)
+N_CLASSES = {"intent": len(INTENT_LABELS), "severity": 6, "category": 12, "anomaly": 1}
+
+
+def _arrays(rng: np.random.Generator) -> tuple[IntentArrays, LogArrays]:
+    ids = np.array([[5, 6, 7, 0, 0, 0], [8, 9, 0, 0, 0, 0], [4, 4, 4, 4, 0, 0]], np.int32)
+    tags = rng.integers(0, N_TAGS, size=ids.shape).astype(np.int32) * (ids != 0)
+    intents = IntentArrays(ids, np.array([0, 3, len(INTENT_LABELS) - 1], np.int32), tags, [], [])
+    log_ids = np.array([[11, 12, 13, 14, 0, 0], [15, 0, 0, 0, 0, 0]], np.int32)
+    sev, cat = np.array([1, 2], np.int32), np.array([0, 5], np.int32)
+    logs = LogArrays(log_ids, sev, cat, np.array([0.0, 1.0], np.float32), [])
+    return intents, logs
+
+
+def _teacher(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    out = {k: rng.normal(size=(n, c)).astype(np.float32) for k, c in N_CLASSES.items()}
+    out["slots"] = rng.normal(size=(n, L, N_TAGS)).astype(np.float32)
+    return out
+
+
+def check_targets_carry_per_token_soft_tags_only_when_distilling() -> None:
+    rng = np.random.default_rng(0)
+    intents, logs = _arrays(rng)
+    hard = make_targets(intents, logs, None, N_CLASSES)
+    assert hard.y["slots"].shape == (5, L, 2)
+    teacher = _teacher(rng, 5)
+    soft = make_targets(intents, logs, teacher, N_CLASSES)
+    slots = soft.y["slots"]
+    assert slots.shape == (5, L, 2 + N_TAGS)
+    np.testing.assert_array_equal(slots[..., :2], hard.y["slots"])
+    np.testing.assert_allclose(slots[..., 2:], teacher["slots"])
+    rows_only = {k: v for k, v in teacher.items() if k != "slots"}  # distill_slots=False
+    assert make_targets(intents, logs, rows_only, N_CLASSES).y["slots"].shape == (5, L, 2)
+    # weights: real tokens of intent rows only; log rows never train the slot head
+    np.testing.assert_array_equal(slots[:3, :, 0], (intents.ids != 0).astype(np.float32))
+    assert not slots[3:, :, 0].any()
+    np.testing.assert_array_equal(slots[:3, :, 1], intents.tags)
+    assert soft.y["intent"].shape == (5, 2 + N_CLASSES["intent"])
+
+
+def check_soft_slot_loss_pulls_towards_the_teacher() -> None:
+    rng = np.random.default_rng(1)
+    intents, logs = _arrays(rng)
+    teacher = _teacher(rng, 5)
+    teacher["slots"] *= 4.0
+    y = make_targets(intents, logs, teacher, N_CLASSES).y["slots"]
+    hard_only, distill = _softmax_kd(KD(alpha=1.0)), _softmax_kd(KD(alpha=0.0, temperature=2.0))
+    like_teacher = teacher["slots"]
+    unlike = -teacher["slots"]
+    # pure soft loss: zero when the student equals the teacher, positive otherwise
+    assert float(distill(y, like_teacher)) == pytest.approx(0.0, abs=1e-4)
+    assert float(distill(y, unlike)) > 1.0
+    # pure hard loss ignores the soft channels: same value as on the 2-channel targets
+    y_hard = make_targets(intents, logs, None, N_CLASSES).y["slots"]
+    assert float(hard_only(y, unlike)) == pytest.approx(float(hard_only(y_hard, unlike)), rel=1e-5)
+    # padding and log rows do not count: changing their logits changes nothing
+    moved = unlike.copy()
+    moved[3:] += 100.0
+    moved[:3][intents.ids == 0] -= 100.0
+    mixed = _softmax_kd(KD(alpha=0.5, temperature=2.0))
+    assert float(mixed(y, moved)) == pytest.approx(float(mixed(y, unlike)), rel=1e-5)
+
+
+def check_row_heads_still_distil() -> None:
+    rng = np.random.default_rng(2)
+    intents, logs = _arrays(rng)
+    teacher = _teacher(rng, 5)
+    y = make_targets(intents, logs, teacher, N_CLASSES).y
+    soft = _softmax_kd(KD(alpha=0.0))
+    assert float(soft(y["intent"], teacher["intent"])) == pytest.approx(0.0, abs=1e-4)
+    assert float(soft(y["intent"], -teacher["intent"])) > 0.1
+    anomaly = _sigmoid_kd(KD(alpha=0.0))
+    near, far = anomaly(y["anomaly"], teacher["anomaly"]), anomaly(y["anomaly"], -teacher["anomaly"])
+    assert float(near) < float(far)
+
+
+def main() -> int:
+    checks = [f for name, f in sorted(globals().items()) if name.startswith("check_")]
+    for check in checks:
+        check()
+    print(f"{len(checks)} checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
