@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from _probe import cpu_seconds, jitter_result, nodelay, wakeup_jitter  # noqa: E402  (bench/)
+
 from edge_agent.demo.broker import Mosquitto  # noqa: E402
 from edge_agent.pipeline.stats import percentiles  # noqa: E402
 
@@ -52,13 +53,6 @@ TEXTS = [
     "pause the music in the living room",
     "who won the match yesterday",
 ]
-
-
-def nodelay(client: paho.Client) -> None:
-    """The load generator must not add Nagle delays of its own either."""
-    sock = client.socket()
-    if sock is not None:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class Probe:
@@ -108,34 +102,6 @@ class Probe:
                     return False
                 self.done.wait(left)
         return True
-
-
-_JITTER_PROBE = """
-import sys, time
-end = time.monotonic() + float(sys.argv[1])
-late = []
-while time.monotonic() < end:
-    t = time.perf_counter()
-    time.sleep(0.001)
-    late.append((time.perf_counter() - t - 0.001) * 1000)
-late.sort()
-print(late[len(late) // 2], late[int(len(late) * 0.99)])
-"""
-
-
-def wakeup_jitter(cpu: int, seconds: float) -> subprocess.Popen[str]:
-    """A process on the agent's CPU that sleeps 1 ms at a time and reports how late it woke
-    (p50, p99 ms): what the scheduler alone adds on that CPU while the bench runs."""
-    command = [sys.executable, "-c", _JITTER_PROBE, str(seconds)]
-    if shutil.which("taskset"):
-        command = ["taskset", "-c", str(cpu), *command]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (from /proc), independent of what else runs."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_rate(probe: Probe, rate: float, seconds: float, tag: str, agent_pid: int) -> dict[str, Any]:
@@ -288,9 +254,9 @@ def main() -> int:
         wait_online(broker.port)
         probe = Probe(broker.port)
         run_rate(probe, 50, 2, "warmup", agent.pid)
-        jitter_probe = wakeup_jitter(args.agent_cpu, args.seconds * len(args.rates))
+        jitter_probe = wakeup_jitter(args.seconds * len(args.rates), cpu=args.agent_cpu)
         results = [run_rate(probe, rate, args.seconds, f"r{rate:g}", agent.pid) for rate in args.rates]
-        jitter = [float(v) for v in jitter_probe.communicate(timeout=120)[0].split()]
+        jitter = jitter_result(jitter_probe, timeout=120)
         burst = run_burst(probe, args.burst)
         baseline = broker_baseline(broker.port, 200, int(200 * min(args.seconds, 5)))
     finally:

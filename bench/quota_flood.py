@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from _probe import cpu_seconds, jitter_result, nodelay, wakeup_jitter  # noqa: E402  (bench/)
+
 from edge_agent.config import MqttConfig  # noqa: E402
 from edge_agent.demo.broker import Mosquitto  # noqa: E402
 from edge_agent.pipeline.stats import percentiles  # noqa: E402
@@ -53,19 +54,6 @@ from edge_agent.pipeline.stats import percentiles  # noqa: E402
 SITE = "flood"
 WINDOW_S = 10.0  # CPU is reported per window of this many seconds
 LOG_WINDOW_S = 5.0  # the agent's log summary window
-# a process at the bench's niceness that sleeps 1 ms at a time and reports how late it woke
-# (p50, p99, max ms): what the machine's scheduler alone adds while the flood runs
-_JITTER_PROBE = """
-import sys, time
-end = time.monotonic() + float(sys.argv[1])
-late = []
-while time.monotonic() < end:
-    t = time.perf_counter()
-    time.sleep(0.001)
-    late.append((time.perf_counter() - t - 0.001) * 1000)
-late.sort()
-print(late[len(late) // 2], late[int(len(late) * 0.99)], late[-1])
-"""
 TEXTS = [
     "turn on the kitchen light",
     "set the bedroom blinds to forty percent",
@@ -119,17 +107,6 @@ def flood_worker(port: int, rate: float, seconds: float, sources: list[str], per
 
 
 # -- measuring side ----------------------------------------------------------------------------
-def nodelay(client: paho.Client) -> None:
-    sock = client.socket()
-    if isinstance(sock, socket.socket):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Probe:
     """Publishes transcripts; records latencies, summaries, DLQ records and the last stats."""
 
@@ -270,8 +247,7 @@ def measure(
     mode: str, tag: str, args: argparse.Namespace, probe: Probe, agent: subprocess.Popen[bytes], port: int
 ) -> dict[str, Any]:
     floods = start_floods(port, args)
-    jitter = subprocess.Popen([sys.executable, "-c", _JITTER_PROBE, str(args.seconds)],
-                              stdout=subprocess.PIPE, text=True)
+    jitter = wakeup_jitter(args.seconds)  # at the bench's niceness: what the scheduler alone adds
     start = time.monotonic()
     cpu_marks = [cpu_seconds(agent.pid)]
     wall_marks = [start]
@@ -294,7 +270,7 @@ def measure(
         wall_marks.append(time.monotonic())
     windows = [(cpu_marks[k + 1] - cpu_marks[k]) / (wall_marks[k + 1] - wall_marks[k])
                for k in range(len(cpu_marks) - 1)]
-    late = [float(v) for v in jitter.communicate(timeout=60)[0].split()]
+    late = jitter_result(jitter, timeout=60)
     with probe.lock:
         summarized_in_flood = probe.summary_lines
     sent_lines = 0
@@ -423,6 +399,8 @@ def main() -> int:
     parser.add_argument("--drain-s", type=float, default=90, help="how long to wait for queued lines")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quota_flood.json")
     args = parser.parse_args()
+    if args.seconds < WINDOW_S:
+        parser.error(f"--seconds must be at least {WINDOW_S:g}: CPU is reported per {WINDOW_S:g} s window")
     if "baseline" in args.modes and args.baseline_tree is None:
         parser.error("--modes baseline needs --baseline-tree")
     print(f"load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
