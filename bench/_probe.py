@@ -8,9 +8,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
 
 # sleeps 1 ms at a time for argv[1] seconds, then prints how late it woke: p50, p99, max (ms)
 _JITTER_PROBE = """
@@ -50,3 +54,22 @@ def wakeup_jitter(seconds: float, cpu: int | None = None) -> subprocess.Popen[st
 def jitter_result(probe: subprocess.Popen[str], timeout: float) -> list[float]:
     """[p50, p99, max] ms late."""
     return [float(v) for v in probe.communicate(timeout=timeout)[0].split()]
+
+
+def subscribed_client(
+    port: int, client_id: str, on_message: Callable[[Any, Any, paho.MQTTMessage], None], topics: list[str]
+) -> paho.Client:
+    """The bench's measuring client (MQTT 5, TCP_NODELAY, 1000 in flight), subscribed to ``topics``
+    at QoS 1 before it is returned."""
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
+    client.max_inflight_messages_set(1000)
+    client.on_message = on_message
+    subscribed = threading.Event()
+    client.on_subscribe = lambda *_a: subscribed.set()
+    client.connect("127.0.0.1", port)
+    nodelay(client)
+    client.loop_start()
+    client.subscribe([(t, 1) for t in topics])
+    if not subscribed.wait(10):
+        raise SystemExit("bench: no SUBACK from the broker")
+    return client

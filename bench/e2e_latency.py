@@ -37,7 +37,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from _probe import cpu_seconds, jitter_result, nodelay, wakeup_jitter  # noqa: E402  (bench/)
+from _probe import cpu_seconds, jitter_result, nodelay, subscribed_client, wakeup_jitter  # noqa: E402  (bench/)
 
 from edge_agent.demo.broker import Mosquitto  # noqa: E402
 from edge_agent.pipeline.stats import percentiles  # noqa: E402
@@ -64,17 +64,7 @@ class Probe:
         self.agent_ms: dict[str, float] = {}  # the agent's own receipt -> result time
         self.lock = threading.Lock()
         self.done = threading.Condition(self.lock)
-        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-probe", protocol=paho.MQTTv5)
-        self.client.max_inflight_messages_set(1000)
-        self.client.on_message = self._on_intent
-        subscribed = threading.Event()
-        self.client.on_subscribe = lambda *_a: subscribed.set()
-        self.client.connect("127.0.0.1", port)
-        nodelay(self.client)
-        self.client.loop_start()
-        self.client.subscribe(f"edge/{SITE}/intent", qos=1)
-        if not subscribed.wait(10):
-            raise SystemExit("bench: no SUBACK from the broker")
+        self.client = subscribed_client(port, "bench-probe", self._on_intent, [f"edge/{SITE}/intent"])
 
     def _on_intent(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
         now = time.perf_counter()

@@ -45,7 +45,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from _probe import cpu_seconds, jitter_result, nodelay, wakeup_jitter  # noqa: E402  (bench/)
+from _probe import cpu_seconds, jitter_result, subscribed_client, wakeup_jitter  # noqa: E402  (bench/)
 
 from edge_agent.config import MqttConfig  # noqa: E402
 from edge_agent.demo.broker import Mosquitto  # noqa: E402
@@ -122,20 +122,10 @@ class Probe:
         self.alerts = 0
         self.stats: dict[str, Any] = {}
         self.online = threading.Event()
-        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id="flood-probe", protocol=paho.MQTTv5)
-        self.client.max_inflight_messages_set(1000)
-        self.client.on_message = self._on_message
-        subscribed = threading.Event()
-        self.client.on_subscribe = lambda *_a: subscribed.set()
-        self.client.connect("127.0.0.1", port)
-        nodelay(self.client)
-        self.client.loop_start()
         base = f"edge/{SITE}"
         topics = [f"{base}/intent", f"{base}/summary/+", f"{base}/alert/+", f"{base}/dlq",
                   f"{base}/stats", f"{base}/status"]
-        self.client.subscribe([(t, 1) for t in topics])
-        if not subscribed.wait(10):
-            raise SystemExit("bench: no SUBACK from the broker")
+        self.client = subscribed_client(port, "flood-probe", self._on_message, topics)
 
     def _on_message(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
         now = time.perf_counter()
