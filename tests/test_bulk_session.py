@@ -87,7 +87,9 @@ def test_transcripts_and_log_lines_arrive_on_their_own_sessions(
         assert counters["mqtt_bulk_acked"] == 1 and counters["mqtt_acked"] == 1
     finally:
         agent.shutdown()
-    # one status for the agent: the bulk session has no Will and says nothing
+    # one status for the agent: the bulk session has no Will and says nothing ("offline" reaches
+    # the collecting client a moment after shutdown returns)
+    collect.wait_for(lambda _m: collect.on(f"edge/{site}/status")[-1:] == [b"offline"])
     assert collect.on(f"edge/{site}/status") == [b"online", b"offline"]
 
 
