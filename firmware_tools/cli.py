@@ -12,6 +12,7 @@ _COMMAND_MODULES = (
     "firmware_tools.commands.build_model",
     "firmware_tools.commands.evaluate",
     "firmware_tools.commands.synth_bundle",
+    "firmware_tools.commands.fuse_graphs",
     "firmware_tools.commands.sign",
 )
 

@@ -46,6 +46,7 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     assert manifest["calibration"]["temperature"] > 0
     assert set(manifest["calibration"]["intent_thresholds"]) == set(manifest["labels"]["intents"][:-1])
     assert "edgetpu" in manifest["variants"]
+    assert {t: e["segments"] for t, e in manifest["fused"].items()} == manifest["graphs"]
     for backend in ("litert", "tflite-runtime"):
         model = Model(bundle, backend=backend)
         intent, slots = model.run_intents(model.tokenizer.encode("turn on the light").ids[None])

@@ -65,6 +65,16 @@ class Bundle:
             for s in table
         }
 
+    def fused(self, task: str, variant: str = "default") -> SegmentSpec | None:
+        """The one-file form of ``task``'s graph (same operators and weights, outputs equal to
+        the segment chain's), or None when the bundle has none for this variant."""
+        source = self.manifest if variant == "default" else self._variant(variant)
+        table = source.get("fused", {})
+        entry = table.get(task)
+        if entry is None:
+            return None
+        return SegmentSpec(entry["name"], entry["file"], tuple(entry["inputs"]), tuple(entry["outputs"]))
+
     def graph(self, task: str) -> list[str]:
         """Ordered segment names that compute ``task`` (``intents`` or ``logs``)."""
         try:
@@ -137,6 +147,13 @@ def _check_files(root: Path, manifest: dict[str, Any], *, verify_hashes: bool) -
     referenced = {manifest["tokenizer"]["file"]} | {s["file"] for s in manifest["segments"]}
     for variant in manifest.get("variants", {}).values():
         referenced |= {s["file"] for s in variant.get("segments", [])}
+    for task, entry in manifest.get("fused", {}).items():
+        if entry.get("segments") != manifest["graphs"].get(task):
+            raise BundleError(
+                f"{root}: fused graph {task!r} joins {entry.get('segments')}, but graphs[{task!r}] is "
+                f"{manifest['graphs'].get(task)}; rebuild it with edge-fw fuse-graphs"
+            )
+        referenced.add(entry["file"])
     missing = sorted(referenced - set(files))
     if missing:
         raise BundleError(f"{root}: files used but not listed in manifest: {', '.join(missing)}")

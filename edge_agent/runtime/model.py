@@ -93,6 +93,7 @@ class Model:
         variant: str = "default",
         delegates: Sequence[object] = (),
         executors: Mapping[str, Executor] | None = None,
+        tasks: Sequence[str] = ("intents", "logs"),
     ) -> None:
         if residency not in ("resident", "stream", "auto"):
             raise BundleError(f"unknown residency {residency!r}; use resident, stream or auto")
@@ -114,12 +115,23 @@ class Model:
             )
         # executors (streaming, or edge_agent.runtime.chain.open_runtime(...).executors with the
         # delegate fallback chain and request batching) replace the resident chains
-        self._graphs: dict[str, Executor] = dict(executors) if executors is not None else {
-            task: SegmentChain([self._runner(specs, name, delegates) for name in bundle.graph(task)])
-            for task in ("intents", "logs")
-        }
+        self._graphs: dict[str, Executor] = (
+            {t: e for t, e in executors.items() if t in tasks}
+            if executors is not None
+            else {task: self._resident_chain(task, specs, variant, delegates) for task in tasks}
+        )
         self.labels = {head: bundle.labels(head) for head in ("intents", "slot_tags", "severity", "category")}
         self.warm_up()
+
+    def _resident_chain(
+        self, task: str, specs: dict[str, SegmentSpec], variant: str, delegates: Sequence[object]
+    ) -> SegmentChain:
+        """The bundle's fused file for ``task`` when it has one (one invoke per request, the
+        same outputs), else every segment of the graph in order."""
+        fused = self.bundle.fused(task, variant)
+        if fused is not None:
+            return SegmentChain([self._runner({fused.name: fused}, fused.name, delegates)])
+        return SegmentChain([self._runner(specs, name, delegates) for name in self.bundle.graph(task)])
 
     def _runner(self, specs: dict[str, SegmentSpec], name: str, delegates: Sequence[object]) -> SegmentRunner:
         if name not in self._runners:
@@ -132,8 +144,10 @@ class Model:
 
     def warm_up(self) -> None:
         ids = np.zeros((1, self.max_len), dtype=np.int32)
-        self.run_intents(ids)
-        self.run_logs(ids)
+        if "intents" in self._graphs:
+            self.run_intents(ids)
+        if "logs" in self._graphs:
+            self.run_logs(ids)
 
     def run_intents(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray]:
         """(intent_logits (B, I), slot_logits (B, L, T)) for token ids (B, L)."""
@@ -149,7 +163,12 @@ class Model:
         ids = np.asarray(ids, dtype=np.int32)
         if ids.ndim != 2 or ids.shape[1] != self.max_len:
             raise InferenceError(f"ids must have shape (B, {self.max_len}), got {ids.shape}")
-        graph = self._graphs[task]
+        graph = self._graphs.get(task)
+        if graph is None:
+            raise InferenceError(f"this model was opened without its {task} graph (has {list(self._graphs)})")
+        if ids.shape[0] == 1 and not hasattr(graph, "run_many"):  # one utterance: no splitting, no joining
+            out = graph.run({"ids": ids})
+            return [np.asarray(out[n], dtype=np.float32) for n in names]
         feeds = [{"ids": ids[i : i + 1]} for i in range(ids.shape[0])]
         run_many = getattr(graph, "run_many", None)  # batching executors take all rows at once
         rows = run_many(feeds) if run_many is not None else [graph.run(f) for f in feeds]

@@ -251,6 +251,8 @@ class SegmentExecutor:
     def __post_init__(self) -> None:
         self._specs = self.bundle.segments(self.variant)
         self._graphs = {task: self.bundle.graph(task) for task in self.bundle.manifest["graphs"]}
+        if self.residency == "resident":
+            self._use_fused()
         order = list(dict.fromkeys(n for g in self._graphs.values() for n in g))
         unknown = [n for n in order if n not in self._specs]
         if unknown:
@@ -269,6 +271,15 @@ class SegmentExecutor:
         for name in order:
             if name in self.resident_names:
                 self._resident[name] = self._load(name)
+
+    def _use_fused(self) -> None:
+        """Resident graphs run the bundle's fused file where it has one: one invoke per request
+        instead of one per segment, with the same outputs (streaming needs the segments)."""
+        for task in self._graphs:
+            spec = self.bundle.fused(task, self.variant)
+            if spec is not None:
+                self._specs[spec.name] = spec
+                self._graphs[task] = [spec.name]
 
     # -- public ---------------------------------------------------------------------------
     @property

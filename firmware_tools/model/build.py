@@ -120,6 +120,7 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     import tensorflow as tf
 
     from firmware_tools.model.convert import convert_segments
+    from firmware_tools.model.fuse import add_fused_graphs
     from firmware_tools.model.network import NetConfig, build_network
     from firmware_tools.model.train import KD, fit, make_targets, predict_logits
 
@@ -205,6 +206,7 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     manifest = _manifest(
         stage, tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), teacher.cfg.to_dict()
     )
+    add_fused_graphs(stage, manifest)
     _write_manifest(stage, manifest)
     metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, it_ho, lg_ho)
     clock.stage("convert")
