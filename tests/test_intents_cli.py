@@ -120,7 +120,8 @@ def test_intents_command_loads_only_its_own_path_on_one_thread(backend: str, tmp
         "from edge_agent.cli import main\n"
         f"rc = main(['intents', '--backend', {backend!r}])\n"
         "threads = len(os.listdir('/proc/self/task'))\n"
-        f"open({str(listing)!r}, 'w').write('\\n'.join([str(threads), *sorted(sys.modules)]))\n"
+        "ssl = int('libcrypto' in open('/proc/self/maps').read())\n"
+        f"open({str(listing)!r}, 'w').write('\\n'.join([str(threads), str(ssl), *sorted(sys.modules)]))\n"
         "sys.exit(rc)\n"
     )
     proc = subprocess.run(
@@ -129,8 +130,9 @@ def test_intents_command_loads_only_its_own_path_on_one_thread(backend: str, tmp
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["intent"] == "HassTurnOff"
-    threads, *loaded = listing.read_text().split()
+    threads, ssl, *loaded = listing.read_text().split()
     assert "edge_agent.nlu.slots" in loaded and "sentencepiece" in loaded  # the listing is real
     unwanted = [m for m in loaded if m.startswith(_NOT_ON_THE_INTENTS_PATH)]
     assert unwanted == []
     assert threads == "1"  # --threads 1 and no OpenBLAS worker pool (OPENBLAS_NUM_THREADS=1)
+    assert ssl == "0"  # OpenSSL's libcrypto (reached through numpy -> hmac -> _hashlib) is not mapped

@@ -68,13 +68,26 @@ def run(recognizer: Any, lines: Iterator[bytes], out: IO[bytes]) -> int:
     return n
 
 
+def _lean_start() -> None:
+    """Settings for a fresh ``edge-agent intents`` process, made before numpy is imported (they
+    do nothing once it is, e.g. when a test calls the command in-process):
+
+    - ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS starts a worker thread per core at import,
+      which may spin for a few tens of ms of CPU; nothing here multiplies matrices (the model
+      runs in TFLite, with its own --threads). A value set by the user wins.
+    - no OpenSSL: numpy's import reaches ``hmac``, which loads ``_hashlib`` and with it
+      libcrypto, about 2 MB of RSS in a command whose only hashing is the bundle check, which
+      Python's built-in sha256 does (hashlib and hmac fall back to it by design).
+    """
+    if "numpy" in sys.modules:
+        return
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "_hashlib" not in sys.modules:
+        sys.modules["_hashlib"] = None  # type: ignore[assignment]  # import _hashlib -> ImportError
+
+
 def _main(args: argparse.Namespace) -> int:
-    if "numpy" not in sys.modules:
-        # numpy's OpenBLAS starts a worker thread per core at import, which may spin for a few
-        # tens of ms of CPU; nothing here multiplies matrices (the model runs in TFLite, with its
-        # own --threads). Only before numpy is imported does the setting apply; a value set by
-        # the user wins.
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _lean_start()
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
@@ -84,7 +97,7 @@ def _main(args: argparse.Namespace) -> int:
         home = Home.load(args.home) if args.home else None
         bundle = load_bundle(args.bundle or default_bundle_path())
         model = Model(bundle, backend=args.backend, threads=args.threads, residency=args.residency,
-                      weight_budget_mb=args.weight_budget_mb)
+                      weight_budget_mb=args.weight_budget_mb, tasks=("intents",))
     except EdgeAgentError as exc:
         print(f"edge-agent intents: {exc}", file=sys.stderr)
         return 2

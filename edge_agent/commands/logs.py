@@ -97,7 +97,7 @@ def _load_model(args: argparse.Namespace) -> Any:
     if args.residency == "auto" and args.weight_budget_mb is None:
         raise ConfigError("--residency auto needs --weight-budget-mb (MB of weights to keep mapped)")
     return Model(load_bundle(path), backend=args.backend, threads=args.threads, residency=args.residency,
-                 weight_budget_mb=args.weight_budget_mb)
+                 weight_budget_mb=args.weight_budget_mb, tasks=("logs",))
 
 
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:
