@@ -18,6 +18,7 @@ the caller then reports the spoken text raw.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,8 +38,10 @@ class HomeFileError(EdgeAgentError):
     """The home file is missing, is not YAML, or does not have the documented shape."""
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_key(text: str) -> str:
-    """Lower-case, drop leading articles and possessive 's, collapse punctuation to spaces."""
+    """Lower-case, drop leading articles and possessive 's, collapse punctuation to spaces.
+    Memoized: the home's names and the words people say repeat from one utterance to the next."""
     key = text.strip().lower().replace("'s ", "s ").replace("\u2019s ", "s ")
     if key.endswith("'s") or key.endswith("\u2019s"):
         key = key[:-2] + "s"

@@ -24,11 +24,12 @@ from edge_agent.runtime.model import Model
 __all__ = ["IntentRecognizer", "decode_spans"]
 
 def softmax(z: npt.NDArray[np.float32], temperature: float = 1.0) -> npt.NDArray[np.float32]:
-    z = z / np.float32(temperature)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    out: npt.NDArray[np.float32] = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
-    return out
+    z = np.asarray(z, dtype=np.float32)
+    if temperature != 1.0:
+        z = z / np.float32(temperature)
+    e: npt.NDArray[np.float32] = np.exp(z - z.max(axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
 
 
 class IntentRecognizer:
@@ -50,7 +51,7 @@ class IntentRecognizer:
         if not texts:
             return []
         encoded = [self.model.tokenizer.encode(t) for t in texts]
-        ids = np.stack([e.ids for e in encoded])
+        ids = encoded[0].ids[None] if len(encoded) == 1 else np.stack([e.ids for e in encoded])
         intent_logits, slot_logits = self.model.run_intents(ids)
         probs = softmax(intent_logits, self.temperature)
         tag_probs = softmax(slot_logits)
@@ -109,12 +110,14 @@ def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequenc
     """BIO tags of the real tokens -> character spans; an I- that does not continue starts a span."""
     spans: list[Span] = []
     current: list[Any] | None = None  # [start, end, slot, [confidences]]
-    best = tag_probs.argmax(axis=-1)
+    rows = tag_probs[: len(enc.offsets)]
+    best = rows.argmax(axis=-1).tolist()
+    top = rows.max(axis=-1).tolist()
     for i, (start, end) in enumerate(enc.offsets):
         if end <= start:
             continue  # a bare word-boundary piece carries no text
-        tag = tags[int(best[i])]
-        p = float(tag_probs[i, best[i]])
+        tag = tags[best[i]]
+        p = top[i]
         if current is not None and tag == f"I-{current[2]}":
             current[1] = end
             current[3].append(p)
@@ -130,4 +133,4 @@ def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequenc
 
 
 def _span(cur: list[Any]) -> Span:
-    return Span(int(cur[0]), int(cur[1]), str(cur[2]), float(np.mean(cur[3])))
+    return Span(int(cur[0]), int(cur[1]), str(cur[2]), sum(cur[3]) / len(cur[3]))

@@ -339,18 +339,26 @@ def _mention_index(home: Home) -> tuple[re.Pattern[str] | None, dict[str, tuple[
     return pattern, table
 
 
-def home_mentions(text: str, home: Home) -> list[tuple[int, int, str, str]]:
-    """Word-bounded mentions of the home's names, areas and floors: (start, end, kind, value)."""
+_Mention = tuple[int, int, str, str]
+_LAST_MENTIONS: dict[int, tuple[Home, str, tuple[_Mention, ...]]] = {}
+
+
+def home_mentions(text: str, home: Home) -> list[_Mention]:
+    """Word-bounded mentions of the home's names, areas and floors: (start, end, kind, value).
+    Slot building asks two or three times per utterance; the last text's answer is kept."""
+    last = _LAST_MENTIONS.get(id(home))
+    if last is not None and last[0] is home and last[1] == text:
+        return list(last[2])
     pattern, table = _mention_index(home)
-    if pattern is None:
-        return []
+    out: list[_Mention] = []
     lowered = text.lower()
-    if len(lowered) != len(text):
-        return []
-    out = []
-    for m in pattern.finditer(lowered):
-        kind, value = table[m.group(0)]
-        out.append((m.start(), m.end(), kind, value))
+    if pattern is not None and len(lowered) == len(text):
+        for m in pattern.finditer(lowered):
+            kind, value = table[m.group(0)]
+            out.append((m.start(), m.end(), kind, value))
+    if len(_LAST_MENTIONS) > 32:
+        _LAST_MENTIONS.clear()
+    _LAST_MENTIONS[id(home)] = (home, text, tuple(out))
     return out
 
 

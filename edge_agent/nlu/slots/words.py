@@ -3,6 +3,7 @@ lookups over them: device words -> domain / device_class, state words -> state v
 
 from __future__ import annotations
 
+import functools
 import re
 
 from edge_agent.nlu.home import canonical_key
@@ -348,8 +349,12 @@ _MEDIA_BY_WORD = _table(MEDIA_CLASSES)
 _LEADING = re.compile(r"^(?:(?:all|the|of|my|our|every|each|any|some|these|those)\s+)+")
 
 
+_SPACES = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=4096)
 def _key(text: str) -> str:
-    return _LEADING.sub("", re.sub(r"\s+", " ", text.lower().strip(" ?.!,"))).strip()
+    return _LEADING.sub("", _SPACES.sub(" ", text.lower().strip(" ?.!,"))).strip()
 
 
 def _lookup(table: dict[str, str], text: str) -> str | None:
