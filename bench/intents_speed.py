@@ -105,9 +105,11 @@ def _vm_hwm_kb(pid: int) -> int:
 
 
 # The floor under the CLI's RSS: the libraries it cannot do without, with the intent graph's
-# interpreters created and invoked once, and no edge_agent code. argv: backend module, bundle dir.
+# interpreters (its fused file when the bundle has one) created and invoked once, and no
+# edge_agent code; OpenSSL kept out as the CLI does. argv: backend module, bundle dir.
 _FLOOR = """
 import json, sys
+sys.modules["_hashlib"] = None
 from pathlib import Path
 import numpy as np
 import sentencepiece
@@ -117,8 +119,9 @@ manifest = json.loads((root / "manifest.json").read_text())
 sp = sentencepiece.SentencePieceProcessor()
 sp.Load(str(root / manifest["tokenizer"]["file"]))
 files = {s["name"]: s["file"] for s in manifest["segments"]}
-for name in manifest["graphs"]["intents"]:
-    it = interpreter.Interpreter(model_path=str(root / files[name]), num_threads=1)
+fused = manifest.get("fused", {}).get("intents")
+for file in [fused["file"]] if fused else [files[n] for n in manifest["graphs"]["intents"]]:
+    it = interpreter.Interpreter(model_path=str(root / file), num_threads=1)
     it.allocate_tensors()
     for d in it.get_input_details():
         it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
