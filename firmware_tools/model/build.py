@@ -75,12 +75,13 @@ def plan_for(tiny: bool) -> BuildPlan:
         n_heldout=4000,
         vocab=2000,
         max_len=32,
-        teacher_epochs=4,
+        teacher_epochs=12,
         student_epochs=10,
         batch=128,
         n_calib=300,
         teacher=dict(d_model=128, block_kinds=("conv", "attn", "conv", "attn"), n_heads=4, d_ff=256),
         student=dict(d_model=96, block_kinds=("conv", "conv", "attn"), n_heads=1, d_ff=192),
+        distill_slots=True,  # the 12-epoch teacher is ahead on slots (span F1 0.92 vs 0.88)
     )
 
 
