@@ -166,11 +166,11 @@ class Model:
         graph = self._graphs.get(task)
         if graph is None:
             raise InferenceError(f"this model was opened without its {task} graph (has {list(self._graphs)})")
-        if ids.shape[0] == 1 and not hasattr(graph, "run_many"):  # one utterance: no splitting, no joining
+        run_many = getattr(graph, "run_many", None)  # batching executors take all rows at once
+        if run_many is None and ids.shape[0] == 1:  # one utterance: no splitting, no joining
             out = graph.run({"ids": ids})
             return [np.asarray(out[n], dtype=np.float32) for n in names]
         feeds = [{"ids": ids[i : i + 1]} for i in range(ids.shape[0])]
-        run_many = getattr(graph, "run_many", None)  # batching executors take all rows at once
         rows = run_many(feeds) if run_many is not None else [graph.run(f) for f in feeds]
         return [np.concatenate([r[n] for r in rows], axis=0).astype(np.float32, copy=False) for n in names]
 
