@@ -5,9 +5,11 @@ session resumed from a single-session run stops receiving log lines."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +62,23 @@ def start(config: Config, collect: Collector, site: str, logs: GateLogService | 
     return agent
 
 
+@contextlib.contextmanager
+def running(config: Config, collect: Collector, site: str, logs: GateLogService) -> Iterator[Agent]:
+    """An agent started and online; shut down at the end (the log path let go first)."""
+    agent = start(config, collect, site, logs)
+    try:
+        yield agent
+    finally:
+        logs.gate.set()
+        agent.shutdown()
+
+
 def test_transcripts_and_log_lines_arrive_on_their_own_sessions(
     broker: TestBroker, client: paho.Client, site: str
 ) -> None:
     collect = Collector(client, f"edge/{site}/#")
     logs = GateLogService()
-    agent = start(config_for(broker, site), collect, site, logs)
-    try:
+    with running(config_for(broker, site), collect, site, logs) as agent:
         assert agent.bulk is not None
         assert agent.bulk.client_id == f"agent-{site}-bulk"
         assert agent.transport.subscriptions == [f"edge/{site}/transcript"]
@@ -85,8 +97,6 @@ def test_transcripts_and_log_lines_arrive_on_their_own_sessions(
         assert agent.transport.counters.published >= 3  # "online", the intent, the summary
         counters = agent.pipeline.stats().counters
         assert counters["mqtt_bulk_acked"] == 1 and counters["mqtt_acked"] == 1
-    finally:
-        agent.shutdown()
     # one status for the agent: the bulk session has no Will and says nothing ("offline" reaches
     # the collecting client a moment after shutdown returns)
     collect.wait_for(lambda _m: collect.on(f"edge/{site}/status")[-1:] == [b"offline"])
@@ -101,8 +111,7 @@ def test_a_stalled_log_path_holds_back_a_transcript_only_on_a_shared_session(
     logs = GateLogService()
     config = config_for(broker, site, bulk=bulk, queue_size=4, log_batch_max=1)
     config.mqtt.protocol = protocol  # type: ignore[assignment]
-    agent = start(config, collect, site, logs)
-    try:
+    with running(config, collect, site, logs) as agent:
         logs.gate.clear()
         # one line in the stalled handler, the queue full: on MQTT 5 the session's Receive Maximum
         # (queue_size) is used up and the broker keeps the rest; on 3.1.1 the broker pushes on and
@@ -123,9 +132,6 @@ def test_a_stalled_log_path_holds_back_a_transcript_only_on_a_shared_session(
         logs.gate.set()
         collect.wait_count(f"edge/{site}/intent", 1, timeout=20)
         assert eventually(lambda: logs.lines == 24, timeout=20)  # and no log line was lost
-    finally:
-        logs.gate.set()
-        agent.shutdown()
 
 
 def test_the_log_session_dropping_leaves_the_agent_online_and_it_comes_back(
@@ -133,8 +139,7 @@ def test_the_log_session_dropping_leaves_the_agent_online_and_it_comes_back(
 ) -> None:
     collect = Collector(client, f"edge/{site}/#")
     logs = GateLogService()
-    agent = start(config_for(broker, site), collect, site, logs)
-    try:
+    with running(config_for(broker, site), collect, site, logs) as agent:
         assert agent.bulk is not None
         # another client takes the bulk session's client id: the broker drops the agent's session
         intruder = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=agent.bulk.client_id,
@@ -152,8 +157,6 @@ def test_the_log_session_dropping_leaves_the_agent_online_and_it_comes_back(
         collect.wait_count(f"edge/{site}/intent", 1)
         # the main session never went away: no "offline", no second "online"
         assert collect.on(f"edge/{site}/status") == [b"online"]
-    finally:
-        agent.shutdown()
 
 
 def test_a_session_resumed_from_a_single_session_run_stops_taking_log_lines(
@@ -163,8 +166,7 @@ def test_a_session_resumed_from_a_single_session_run_stops_taking_log_lines(
     first = start(config_for(broker, site, bulk=False), collect, site)
     first.shutdown()  # the persistent main session keeps its logs/+ subscription at the broker
     logs = GateLogService()
-    agent = start(config_for(broker, site, bulk=True), collect, site, logs)
-    try:
+    with running(config_for(broker, site, bulk=True), collect, site, logs) as agent:
         for i in range(5):
             publish_wait(client, f"edge/{site}/logs/gw", f"line {i}")
         assert eventually(lambda: logs.lines == 5)
@@ -172,8 +174,6 @@ def test_a_session_resumed_from_a_single_session_run_stops_taking_log_lines(
         assert logs.lines == 5
         assert agent.transport.counters.received == 0
         assert agent.bulk is not None and agent.bulk.counters.received == 5
-    finally:
-        agent.shutdown()
 
 
 def test_without_the_bulk_session_one_session_takes_everything(
@@ -181,8 +181,7 @@ def test_without_the_bulk_session_one_session_takes_everything(
 ) -> None:
     collect = Collector(client, f"edge/{site}/#")
     logs = GateLogService()
-    agent = start(config_for(broker, site, bulk=False), collect, site, logs)
-    try:
+    with running(config_for(broker, site, bulk=False), collect, site, logs) as agent:
         assert agent.bulk is None
         assert sorted(agent.transport.subscriptions) == [f"edge/{site}/logs/+", f"edge/{site}/transcript"]
         publish_wait(client, f"edge/{site}/logs/gw", "one line")
@@ -190,8 +189,6 @@ def test_without_the_bulk_session_one_session_takes_everything(
         collect.wait_count(f"edge/{site}/summary/gw", 1)
         collect.wait_count(f"edge/{site}/intent", 1)
         assert eventually(lambda: agent.transport.counters.acked == 2)
-    finally:
-        agent.shutdown()
 
 
 def test_online_waits_until_the_log_session_is_subscribed_too(
