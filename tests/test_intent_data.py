@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import collections
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,3 +100,13 @@ def test_generate_intent_and_homes() -> None:
     assert home.areas and home.entities
     assert {e.domain for e in home.entities} >= {"light", "switch", "cover", "media_player"}
     assert sample_home(1).to_dict() == home.to_dict()
+
+
+def test_dev_sets_name_only_known_intents() -> None:
+    data = Path(__file__).resolve().parent / "data"
+    for name in ("inscope_dev.jsonl", "probe_dev.jsonl"):
+        text = (data / name).read_text(encoding="utf-8")
+        records = [json.loads(line) for line in text.splitlines() if line]
+        assert records, name
+        unknown = {r["intent"] for r in records if r["intent"] is not None and r["intent"] not in INTENTS}
+        assert not unknown, (name, unknown)
