@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections import Counter
 
+import pytest
+
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
-from firmware_tools.data.logs import EVENTS, generate
+from firmware_tools.data import logs as logs_module
+from firmware_tools.data.logs import EVENTS, _procedural_category, generate
 
 
 def test_deterministic_from_seed() -> None:
@@ -60,3 +64,19 @@ def test_anomaly_is_not_just_the_level() -> None:
     assert any(e.anomaly and e.severity in ("warning", "info", "notice") for e in data)
     assert any(not e.anomaly and re.search(r"error", e.line, re.I) for e in data)
     assert any(e.anomaly and not re.search(r"error|fail|err\b", e.line, re.I) for e in data)
+
+
+def test_procedural_category_is_read_from_the_line() -> None:
+    assert _procedural_category("Saved {obj} {id} ({n} bytes)", "volume") == "storage"
+    assert _procedural_category("Sending {obj} {id} to {ip}:{port}", "packet") == "network"
+    assert _procedural_category("Lost connection to {comp} at {ip}:{port}", None) == "network"
+    assert _procedural_category("Committed {obj} {id}", "transaction") == "application"
+
+
+def test_procedural_line_without_a_level_is_labelled_by_its_wording(monkeypatch: pytest.MonkeyPatch) -> None:
+    hidden = [(fmt, weight, 0.0) for fmt, weight, _ in logs_module._FORMATS]
+    monkeypatch.setattr(logs_module, "_FORMATS", tuple(hidden))
+    r = random.Random(9)
+    data = [logs_module._example(r, procedural_share=1.0) for _ in range(2000)]
+    assert all(e.severity == ("error" if e.anomaly else "info") for e in data)
+    assert {e.category for e in data} == {"storage", "network", "application"}

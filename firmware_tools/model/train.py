@@ -122,8 +122,18 @@ class _Bar(keras.callbacks.Callback):
 
 
 def fit(
-    net: Network, data: Targets, *, epochs: int, batch: int, lr: float, kd: KD, seed: int, desc: str
+    net: Network,
+    data: Targets,
+    *,
+    epochs: int,
+    batch: int,
+    lr: float,
+    kd: KD,
+    seed: int,
+    desc: str,
+    log_weight: float = 0.5,
 ) -> None:
+    """Train ``net``; ``log_weight`` weighs the severity and category losses against the others."""
     steps = int(np.ceil(len(data.ids) / batch)) * epochs
     schedule = keras.optimizers.schedules.CosineDecay(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
@@ -138,7 +148,13 @@ def fit(
             "category": _softmax_kd(kd),
             "anomaly": _sigmoid_kd(kd),
         },
-        loss_weights={"intent": 1.0, "slots": 1.0, "severity": 0.5, "category": 0.5, "anomaly": 1.0},
+        loss_weights={
+            "intent": 1.0,
+            "slots": 1.0,
+            "severity": log_weight,
+            "category": log_weight,
+            "anomaly": 1.0,
+        },
     )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
