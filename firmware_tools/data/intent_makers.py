@@ -124,7 +124,7 @@ def _light_target(g: _G, area_alone: bool = False) -> Fill:
 
 # ------------------------------------------------------------------------------ on / off
 _ON = (
-    "(turn|switch|power|put) on {t}",
+    "(turn|switch|power|put|flip) on {t}",
     "(turn|switch|power|flip) {t} on",
     "{t} on",
     "activate {t}",
@@ -153,8 +153,8 @@ _ON = (
     "please turn {t} on",
 )
 _OFF = (
-    "(turn|switch|power|shut) off {t}",
-    "(turn|switch|power|shut) {t} off",
+    "(turn|switch|power|shut|flip) off {t}",
+    "(turn|switch|power|shut|flip) {t} off",
     "{t} off",
     "deactivate {t}",
     "disable {t}",
@@ -932,7 +932,11 @@ def light_relative(g: _G) -> Result:
 # ------------------------------------------------------------------------------ covers / valves
 def set_position(g: _G) -> Result:
     n = _pct_value(g.rng)
-    p = lambda: g.word(_pct_text(g.rng, n), "position", position=n)  # noqa: E731
+    if g.rng.random() < 0.08:  # "open the blinds halfway": a position said without a number
+        n = 50
+        p = lambda: g.word(g.choice(("halfway", "half way")), "position", position=n)  # noqa: E731
+    else:
+        p = lambda: g.word(_pct_text(g.rng, n), "position", position=n)  # noqa: E731
     if g.rng.random() < 0.3:
         tgt = lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve"))  # noqa: E731
     else:
@@ -954,6 +958,7 @@ def set_position(g: _G) -> Result:
         "(roll|pull) {t} (up|down) to {p}",
         "(increase|decrease) {t} position to {p}",
         "{t} position {p}",
+        "(open|close|lower|raise) {t} {p}",
     )
     return _run(g, "HassSetPosition", t, t=tgt, p=p)
 
@@ -2237,6 +2242,11 @@ def weather(g: _G) -> Result:
             "(give me|check) the weather [for {p}]",
             "what's the weather in {p} right now ?",
             "is it (cold|warm|hot) outside ?",
+            # today's outlook is the weather too (a later day's forecast is out of scope)
+            "is it going to (rain|snow) [today|tonight|this afternoon] ?",
+            "will it (rain|snow) today ?",
+            "do i need (an umbrella|a jacket|a coat) [today] ?",
+            "should i (take|bring) an umbrella [today] ?",
         ),
         p=pf,
     )
