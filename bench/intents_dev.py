@@ -10,9 +10,9 @@ Usage::
 Inputs: ``../shared/eval/intents/ha_tests_en.jsonl`` (dev set; the home is converted from
 ``ha_tests_en_fixtures.yaml`` into our home YAML in a temp dir), ``tests/data/oos_dev.txt``
 (out-of-scope requests, never trained on), ``tests/data/inscope_dev.jsonl`` (natural
-paraphrases with intents and slots) and ``tests/data/probe_dev.jsonl`` (a later, intent-only
-probe: commands and out-of-scope requests written without looking at the generator, against the
-example home).
+paraphrases with intents and slots) and two later, intent-only probes written without looking at
+the generator, against the example home: ``tests/data/probe_dev.jsonl`` and
+``tests/data/probe2_dev.jsonl``.
 
 Metrics (docs/intents.md, "Measuring"):
 - intent accuracy: predicted intent == expected intent. Records whose expected intent is not in
@@ -21,7 +21,7 @@ Metrics (docs/intents.md, "Measuring"):
   equal value: numbers compared numerically, everything else as case-insensitive strings.
   Extra predicted slots are not penalized.
 - OOS rejection: share of ``oos_dev.txt`` lines answered with intent ``null``.
-- probe: in-scope intent accuracy and out-of-scope rejection over ``probe_dev.jsonl``.
+- probes: in-scope intent accuracy and out-of-scope rejection over each probe file.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ DEV = ROOT.parent / "shared" / "eval" / "intents" / "ha_tests_en.jsonl"
 FIXTURES = DEV.with_name("ha_tests_en_fixtures.yaml")
 OOS = ROOT / "tests" / "data" / "oos_dev.txt"
 INSCOPE = ROOT / "tests" / "data" / "inscope_dev.jsonl"
-PROBE = ROOT / "tests" / "data" / "probe_dev.jsonl"
+PROBES = [ROOT / "tests" / "data" / name for name in ("probe_dev.jsonl", "probe2_dev.jsonl")]
 
 
 def fixtures_to_home(fixtures: dict[str, Any]) -> dict[str, Any]:
@@ -205,12 +205,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if line.strip() and not line.startswith("#")
     ]
     inscope = [json.loads(line) for line in INSCOPE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    probe = [json.loads(line) for line in PROBE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    probes = {path.name: _jsonl(path) for path in PROBES}
 
     dev_items = [(r["text"], (r.get("context") or {}).get("area")) for r in dev]
     ins_items = [(r["text"], r.get("context_area")) for r in inscope]
     oos_items = [(t, None) for t in oos]
-    probe_items = [(r["text"], None) for r in probe]
+    probe_items = {name: [(r["text"], None) for r in recs] for name, recs in probes.items()}
     with tempfile.TemporaryDirectory() as tmp:
         home_path = Path(tmp) / "home.yaml"
         home_path.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
@@ -219,14 +219,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             dev_out = runner(dev_items, home)
             ins_out = runner(ins_items, Home.from_dict(_inscope_home()))
             oos_out = runner(oos_items, home)
-            probe_out = runner(probe_items, Home.from_dict(_inscope_home()))
+            ins_home_obj = Home.from_dict(_inscope_home())
+            probe_out = {n: runner(items, ins_home_obj) for n, items in probe_items.items()}
         else:
             dev_out = run_cli(dev_items, home_path, args.bundle)
             ins_home = Path(tmp) / "inscope_home.yaml"
             ins_home.write_text(yaml.safe_dump(_inscope_home(), sort_keys=False), encoding="utf-8")
             ins_out = run_cli(ins_items, ins_home, args.bundle)
             oos_out = run_cli(oos_items, home_path, args.bundle)
-            probe_out = run_cli(probe_items, ins_home, args.bundle)
+            probe_out = {n: run_cli(items, ins_home, args.bundle) for n, items in probe_items.items()}
 
     if args.dump:
         with args.dump.open("w", encoding="utf-8") as fh:
@@ -251,24 +252,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.get("intent") is not None and leaks[r["intent"]] > 0:
             print(f"  accepted as {r['intent']}: {text!r}")
             leaks[r["intent"]] -= 1 if leaks[r["intent"]] > 0 else 0
-    report_probe(probe, probe_out)
+    for name, recs in probes.items():
+        report_probe(name, recs, probe_out[name])
     return 0
 
 
-def report_probe(probe: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:
+def report_probe(name: str, probe: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:
     pairs = list(zip(probe, out, strict=True))
     ins = [(rec, res) for rec, res in pairs if rec["intent"] is not None]
     oos = [(rec, res) for rec, res in pairs if rec["intent"] is None]
     right = sum(1 for rec, res in ins if res.get("intent") == rec["intent"])
     rejected = sum(1 for _, res in oos if res.get("intent") is None)
     print(
-        f"== probe (tests/data/probe_dev.jsonl): in-scope intent {100.0 * right / max(1, len(ins)):.2f}% "
+        f"== probe (tests/data/{name}): in-scope intent {100.0 * right / max(1, len(ins)):.2f}% "
         f"({right}/{len(ins)}), out-of-scope rejected {100.0 * rejected / max(1, len(oos)):.2f}% "
         f"({rejected}/{len(oos)})"
     )
     for rec, res in pairs:
         if res.get("intent") != rec["intent"]:
             print(f"  {rec['text']!r}: expected {rec['intent']}, got {res.get('intent')}")
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _inscope_home() -> dict[str, Any]:
