@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--dump", type=Path, help="write every dev record with its prediction (JSON lines) here")
     args = ap.parse_args(argv)
 
-    dev = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
+    dev = _jsonl(DEV)
     home_dict = fixtures_to_home(yaml.safe_load(FIXTURES.read_text(encoding="utf-8")))
     home = Home.from_dict(home_dict)
     oos = [
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in OOS.read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    inscope = [json.loads(line) for line in INSCOPE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    inscope = _jsonl(INSCOPE)
     probes = {path.name: _jsonl(path) for path in PROBES}
 
     dev_items = [(r["text"], (r.get("context") or {}).get("area")) for r in dev]
@@ -217,9 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.proxy:
             runner = ProxyRunner(args.proxy, args.seed, args.epochs, args.proxy_weights)
             dev_out = runner(dev_items, home)
-            ins_out = runner(ins_items, Home.from_dict(_inscope_home()))
-            oos_out = runner(oos_items, home)
             ins_home_obj = Home.from_dict(_inscope_home())
+            ins_out = runner(ins_items, ins_home_obj)
+            oos_out = runner(oos_items, home)
             probe_out = {n: runner(items, ins_home_obj) for n, items in probe_items.items()}
         else:
             dev_out = run_cli(dev_items, home_path, args.bundle)
