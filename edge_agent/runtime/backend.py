@@ -59,11 +59,16 @@ class Backend:
         delegates: Sequence[object] = (),
         *,
         xnnpack: bool = True,
+        weight_cache: Path | None = None,
     ) -> Interpreter:
         """An interpreter over ``model_path`` (memory-mapped by TFLite), tensors allocated.
 
         ``xnnpack=False`` runs the built-in kernels without the default XNNPACK delegate: no packed
-        copy of the weights (they are read in place from the mapped file), slower int8 GEMMs."""
+        copy of the weights (they are read in place from the mapped file), slower int8 GEMMs.
+        ``weight_cache`` (LiteRT, XNNPACK, no delegates): XNNPACK's packed weights live in that
+        file, written at the first load and mapped at later ones (see ``weight_cache.py``)."""
+        if weight_cache is not None and xnnpack and not delegates:
+            return self._compiled(Path(model_path), weight_cache, num_threads)
         kwargs: dict[str, Any] = {}
         if not xnnpack:
             resolver = self.module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
@@ -79,6 +84,15 @@ class Backend:
         except (ValueError, RuntimeError) as exc:
             raise BackendUnavailable(f"{self.name}: cannot load {model_path}: {exc}") from exc
         return interp
+
+    def _compiled(self, model_path: Path, weight_cache: Path, num_threads: int) -> Interpreter:
+        if self.name != "litert":
+            raise BackendUnavailable(
+                f"{self.name}: no XNNPACK weight cache (ai-edge-litert has one); unset xnnpack_weight_cache"
+            )
+        from edge_agent.runtime.weight_cache import CompiledInterpreter
+
+        return CompiledInterpreter(model_path, weight_cache, max(1, int(num_threads)))
 
     def load_delegate(self, library: str, options: dict[str, str] | None = None) -> object:
         """Load an external delegate shared library; failures become DelegateUnavailable."""

@@ -354,6 +354,7 @@ def _engine_factory(
             heap=cfg.stream_heap,
             pace=pace,
             invoke_rows=cfg.invoke_rows,
+            weight_cache=setup.weight_cache,
         )
 
     return build

@@ -43,6 +43,7 @@ from edge_agent.errors import BundleError, InferenceError
 from edge_agent.runtime.backend import Backend, Interpreter
 from edge_agent.runtime.bundle import Bundle, SegmentSpec
 from edge_agent.runtime.model import SegmentRunner
+from edge_agent.runtime.weight_cache import WeightCache
 
 __all__ = [
     "BatchQueue",
@@ -56,6 +57,7 @@ __all__ = [
 
 Feeds = dict[str, npt.NDArray[Any]]
 LoadInterpreter = Callable[[Path], Interpreter]
+Reads = list[tuple[Path, list[tuple[int, int]] | None]]  # files to read ahead, whole or by ranges
 _MB = 1 << 20
 
 
@@ -175,7 +177,7 @@ class _Prefetcher:
     and faulting the mapping while the reader read the same file halved the reader's speed."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[Path | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Path, Reads] | None] = queue.Queue()
         self._null = os.open(os.devnull, os.O_WRONLY)
         self._read: dict[Path, threading.Event] = {}
         self._lock = threading.Lock()
@@ -183,10 +185,11 @@ class _Prefetcher:
         self._thread.start()
         self.done = 0
 
-    def request(self, path: Path) -> None:
+    def request(self, path: Path, reads: Reads | None = None) -> None:
+        """Read ``path`` ahead, or rather ``reads`` (files whole or by byte ranges) when given."""
         with self._lock:
             self._read.setdefault(path, threading.Event())
-        self._queue.put(path)
+        self._queue.put((path, reads if reads is not None else [(path, None)]))
 
     def wait(self, path: Path, timeout: float = 30.0) -> None:
         """Until a requested ``path`` has been read (returns at once for one never requested)."""
@@ -209,9 +212,11 @@ class _Prefetcher:
             os.close(self._null)
 
     def _loop(self) -> None:
-        while (path := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
+            path, reads = item
             try:
-                self._warm(path)
+                for file, ranges in reads:
+                    self._warm(file) if ranges is None else self._warm_ranges(file, ranges)
             except OSError:
                 pass  # a vanished file shows up when the segment loads
             finally:
@@ -231,6 +236,19 @@ class _Prefetcher:
         finally:
             os.close(fd)
 
+    def _warm_ranges(self, path: Path, ranges: list[tuple[int, int]]) -> None:
+        """Only these byte ranges (a cached segment's skeleton): without the kernel's readahead,
+        which would bring the weights between them in too."""
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            for start, end in ranges:
+                offset = start
+                while offset < end and (n := os.sendfile(self._null, fd, offset, end - offset)):
+                    offset += n
+        finally:
+            os.close(fd)
+
 
 @dataclass
 class SegmentExecutor:
@@ -246,6 +264,8 @@ class SegmentExecutor:
     heap: str = "return"
     pace: Callable[[], object] | None = None
     invoke_rows: int | None = None
+    # where ``load`` keeps XNNPACK's packed weights (LiteRT): what to read ahead, what to evict
+    weight_cache: WeightCache | None = None
     stats: ExecutorStats = field(default_factory=ExecutorStats)
 
     def __post_init__(self) -> None:
@@ -363,6 +383,8 @@ class SegmentExecutor:
         batch = int(interp.get_input_details()[0]["shape"][0]) if sig else 1
         self.stats.loads += 1
         self.stats.bytes_loaded += self.sizes[name]
+        if self.weight_cache is not None:
+            self.weight_cache.loaded(self._path(name))
         return _Loaded(spec, interp, runner, dynamic, batch)
 
     def _acquire(self, name: str) -> _Loaded:
@@ -387,9 +409,11 @@ class SegmentExecutor:
         if self._prefetcher is not None:
             self._prefetcher.forget(self._path(name))
         if self.drop_page_cache:
-            with contextlib.suppress(OSError):
-                evict_from_page_cache(self._path(name))
-                self.stats.evictions += 1
+            path = self._path(name)
+            for file in self.weight_cache.files(path) if self.weight_cache else [path]:
+                with contextlib.suppress(OSError):
+                    evict_from_page_cache(file)
+            self.stats.evictions += 1
 
     def _read_ahead(self, graph: list[str], index: int) -> None:
         """Queue reads of the next streamed segments within the look-ahead and the budget."""
@@ -408,7 +432,9 @@ class SegmentExecutor:
                 used += self.sizes[name]
             if name not in self._warm:
                 self._warm.add(name)
-                self._prefetcher.request(self._path(name))
+                path = self._path(name)
+                reads = self.weight_cache.reads(path) if self.weight_cache else None
+                self._prefetcher.request(path, reads)
                 self.stats.prefetches += 1
 
     # -- running --------------------------------------------------------------------------
@@ -631,19 +657,25 @@ def local_executors(
     prefetch: int = 2,
     heap: str = "return",
     max_batch: int = 8,
+    weight_cache_dir: Path | None = None,
 ) -> dict[str, TaskExecutor]:
     """Executors for ``Model`` on one backend (no fallback chain): a streaming / auto segment
-    executor behind a batching queue. ``auto`` without a budget keeps everything resident."""
+    executor behind a batching queue. ``auto`` without a budget keeps everything resident.
+    ``weight_cache_dir``: XNNPACK's packed weights kept there (LiteRT; see ``weight_cache.py``)."""
     if residency == "auto" and weight_budget_mb is None:
         residency = "resident"
+    cache = WeightCache(bundle, weight_cache_dir, backend.version) if weight_cache_dir else None
     ex = SegmentExecutor(
         bundle,
-        lambda path: backend.make_interpreter(path, threads, delegates),
+        lambda path: backend.make_interpreter(
+            path, threads, delegates, weight_cache=cache.file_for(path) if cache else None
+        ),
         variant=variant,
         residency=residency,
         weight_budget_mb=weight_budget_mb,
         prefetch=prefetch,
         heap=heap,
+        weight_cache=cache,
     )
     queue = BatchQueue(ex.run_many, max_batch=max_batch)
 

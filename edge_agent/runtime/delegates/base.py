@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.runtime.backend import Backend, Interpreter
+from edge_agent.runtime.weight_cache import WeightCache
 
 __all__ = ["DelegateSetup", "make_interpreter", "setup_name", "stringify_options"]
 
@@ -26,6 +27,7 @@ class DelegateSetup:
     xnnpack: bool = True
     threads: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    weight_cache: WeightCache | None = None  # XNNPACK's packed weights in files (LiteRT, cpu)
 
 
 def make_interpreter(
@@ -36,8 +38,9 @@ def make_interpreter(
     With ``xnnpack`` off the built-in kernels run without the default XNNPACK delegate (the CPU
     reference used for golden outputs).
     """
+    cache = setup.weight_cache.file_for(Path(model_path)) if setup.weight_cache else None
     return backend.make_interpreter(
-        model_path, setup.threads or threads, setup.delegates, xnnpack=setup.xnnpack
+        model_path, setup.threads or threads, setup.delegates, xnnpack=setup.xnnpack, weight_cache=cache
     )
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from edge_agent.runtime.backend import Backend
 from edge_agent.runtime.bundle import Bundle
 from edge_agent.runtime.delegates.base import DelegateSetup
+from edge_agent.runtime.weight_cache import WeightCache
 
 __all__ = ["CpuConfig", "prepare"]
+
+_log = structlog.get_logger(__name__)
 
 
 class CpuConfig(BaseModel):
@@ -26,14 +31,28 @@ class CpuConfig(BaseModel):
     threads: int | None = Field(
         default=None, ge=1, le=64, description="interpreter threads (default: runtime.threads)"
     )
+    xnnpack_weight_cache: Path | None = Field(
+        default=None,
+        description="directory for XNNPACK's packed weights (ai-edge-litert): a streamed segment "
+        "maps them instead of packing its weights again at every load",
+    )
 
 
 def prepare(config: CpuConfig, backend: Backend, bundle: Bundle, name: str) -> DelegateSetup:
-    del backend, bundle  # nothing to load
+    details: dict[str, object] = {"xnnpack": config.xnnpack}
+    cache = None
+    if config.xnnpack_weight_cache is not None and config.xnnpack:
+        if backend.name == "litert":
+            cache = WeightCache(bundle, config.xnnpack_weight_cache, backend.version)
+            details["weight_cache"] = str(config.xnnpack_weight_cache)
+        else:  # the end of every chain stays available: it runs without the cache
+            details["weight_cache"] = f"unused: {backend.name} has no XNNPACK weight cache"
+            _log.warning("weight_cache_unused", backend=backend.name, entry=name)
     return DelegateSetup(
         name=name,
         kind="cpu",
         xnnpack=config.xnnpack,
         threads=config.threads,
-        details={"xnnpack": config.xnnpack},
+        details=details,
+        weight_cache=cache,
     )
