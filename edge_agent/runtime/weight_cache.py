@@ -172,10 +172,16 @@ class CompiledInterpreter:
 
 
 def _compile(model_path: Path, cache_file: Path, threads: int) -> Any:
-    from ai_edge_litert.compiled_model import CompiledModel
-    from ai_edge_litert.cpu_options import CpuOptions
-    from ai_edge_litert.hardware_accelerator import HardwareAccelerator
-    from ai_edge_litert.options import Options
+    try:
+        from ai_edge_litert.compiled_model import CompiledModel
+        from ai_edge_litert.cpu_options import CpuOptions
+        from ai_edge_litert.hardware_accelerator import HardwareAccelerator
+        from ai_edge_litert.options import Options
+    except ImportError as exc:
+        raise BackendUnavailable(
+            f"litert: this ai-edge-litert has no CompiledModel CPU options ({exc}); the XNNPACK "
+            "weight cache was built against 2.3"
+        ) from exc
 
     cpu = CpuOptions(num_threads=max(1, threads), xnnpack_weight_cache_path=str(cache_file))
     options = Options(hardware_accelerators=HardwareAccelerator.CPU, cpu_options=cpu)
