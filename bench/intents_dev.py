@@ -10,9 +10,10 @@ Usage::
 Inputs: ``../shared/eval/intents/ha_tests_en.jsonl`` (dev set; the home is converted from
 ``ha_tests_en_fixtures.yaml`` into our home YAML in a temp dir), ``tests/data/oos_dev.txt``
 (out-of-scope requests, never trained on), ``tests/data/inscope_dev.jsonl`` (natural
-paraphrases with intents and slots) and two later, intent-only probes written without looking at
-the generator, against the example home: ``tests/data/probe_dev.jsonl`` and
-``tests/data/probe2_dev.jsonl``.
+paraphrases with intents and slots) and three later, intent-only probes written without looking at
+the generator, against the example home: ``tests/data/probe_dev.jsonl``,
+``tests/data/probe2_dev.jsonl`` and ``tests/data/probe3_dev.jsonl`` (docs/model.md says which
+of them have steered data or a ship decision).
 
 Metrics (docs/intents.md, "Measuring"):
 - intent accuracy: predicted intent == expected intent. Records whose expected intent is not in
@@ -50,7 +51,9 @@ DEV = ROOT.parent / "shared" / "eval" / "intents" / "ha_tests_en.jsonl"
 FIXTURES = DEV.with_name("ha_tests_en_fixtures.yaml")
 OOS = ROOT / "tests" / "data" / "oos_dev.txt"
 INSCOPE = ROOT / "tests" / "data" / "inscope_dev.jsonl"
-PROBES = [ROOT / "tests" / "data" / name for name in ("probe_dev.jsonl", "probe2_dev.jsonl")]
+PROBES = [
+    ROOT / "tests" / "data" / name for name in ("probe_dev.jsonl", "probe2_dev.jsonl", "probe3_dev.jsonl")
+]
 
 
 def fixtures_to_home(fixtures: dict[str, Any]) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def test_generate_intent_and_homes() -> None:
 
 def test_dev_sets_name_only_known_intents() -> None:
     data = Path(__file__).resolve().parent / "data"
-    for name in ("inscope_dev.jsonl", "probe_dev.jsonl", "probe2_dev.jsonl"):
+    for name in ("inscope_dev.jsonl", "probe_dev.jsonl", "probe2_dev.jsonl", "probe3_dev.jsonl"):
         text = (data / name).read_text(encoding="utf-8")
         records = [json.loads(line) for line in text.splitlines() if line]
         assert records, name
