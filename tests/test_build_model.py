@@ -46,6 +46,16 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     assert manifest["calibration"]["temperature"] > 0
     assert set(manifest["calibration"]["intent_thresholds"]) == set(manifest["labels"]["intents"][:-1])
     assert "edgetpu" in manifest["variants"]
+    paired = manifest["teacher_vs_student"]
+    assert set(paired) == {
+        "intent_accuracy",
+        "oos_rejection",
+        "slot_exact",
+        "severity_accuracy",
+        "category_accuracy",
+        "anomaly",
+    }
+    assert all(0.0 <= v["p"] <= 1.0 and v["a_only"] >= 0 and v["b_only"] >= 0 for v in paired.values())
     assert {t: e["segments"] for t, e in manifest["fused"].items()} == manifest["graphs"]
     for backend in ("litert", "tflite-runtime"):
         model = Model(bundle, backend=backend)
@@ -56,6 +66,7 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     proc = _edge_fw("eval", "--bundle", str(out), "-n", "40")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
+    assert "only teacher right" in proc.stdout and "severity_accuracy" in proc.stdout
     assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
 
     # a refused build leaves the existing bundle as it was

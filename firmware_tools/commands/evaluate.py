@@ -61,6 +61,19 @@ def _fresh(bundle_dir: Path, n: int, seed: int, backend: str, manifest: dict[str
     }
 
 
+def format_paired(paired: dict[str, dict[str, float]]) -> str:
+    """The build's paired test of teacher against float student, one line per head."""
+    if not paired:
+        return "teacher vs float student: not recorded by this build"
+    lines = ["teacher vs float student, same held-out examples (exact McNemar test):"]
+    for head, v in paired.items():
+        lines.append(
+            f"  {head:18s} only teacher right {int(v['a_only']):4d}, "
+            f"only student right {int(v['b_only']):4d}, p={v['p']:.4f}"
+        )
+    return "\n".join(lines)
+
+
 def _run(args: argparse.Namespace) -> int:
     bundle = load_bundle(args.bundle)
     manifest = bundle.manifest
@@ -72,6 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.n > 0:
         metrics["int8_fresh"] = _fresh(bundle.path, args.n, args.seed, args.backend, manifest)
     print(format_table(metrics))
+    print(format_paired(manifest.get("teacher_vs_student", {})))
     build = manifest.get("build", {})
     if build:
         cpu = f" ({build['cpu_seconds']} s cpu)" if "cpu_seconds" in build else ""

@@ -28,7 +28,13 @@ from firmware_tools.model.dataset import (
     encode_logs,
     train_tokenizer,
 )
-from firmware_tools.model.metrics import calibrate, intent_metrics, log_metrics
+from firmware_tools.model.metrics import (
+    calibrate,
+    intent_metrics,
+    log_metrics,
+    paired_test,
+    per_example_correct,
+)
 
 __all__ = ["BuildPlan", "build", "plan_for", "runtime_logits"]
 
@@ -178,7 +184,8 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
         log_weight=plan.teacher_log_weight,
     )
     clock.stage("teacher")
-    metrics = {"teacher": _keras_metrics(teacher, it_ho, lg_ho, predict_logits)}
+    teacher_eval, teacher_right = _keras_eval(teacher, it_ho, lg_ho, predict_logits)
+    metrics = {"teacher": teacher_eval}
     log("teacher        " + "  ".join(f"{k}={v:.4f}" for k, v in metrics["teacher"].items()))
     t_logits = predict_logits(teacher, np.concatenate([it_tr.ids, lg_tr.ids]))
     if not plan.distill_slots:
@@ -196,7 +203,13 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     )
     del t_logits
     clock.stage("student")
-    metrics["student_float"] = _keras_metrics(student, it_ho, lg_ho, predict_logits)
+    metrics["student_float"], student_right = _keras_eval(student, it_ho, lg_ho, predict_logits)
+    paired = {k: paired_test(teacher_right[k], student_right[k]) for k in teacher_right}
+    for k, v in paired.items():
+        log(
+            f"teacher vs student on {k}: {v['a_only']} only the teacher right, "
+            f"{v['b_only']} only the student, p={v['p']}"
+        )
     rng = np.random.default_rng(seed)
     calib_ids = np.concatenate(
         [
@@ -218,6 +231,8 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     clock.stage("convert")
     manifest["calibration"] = calibration
     manifest["metrics"] = metrics
+    # paired exact test on the held-out split: a = teacher, b = float student
+    manifest["teacher_vs_student"] = paired
     manifest["build_stages"] = clock.stages
     for name, m in metrics.items():
         log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
@@ -239,12 +254,17 @@ class _StageClock:
         self._wall, self._cpu = wall, cpu
 
 
-def _keras_metrics(net: Any, it: IntentArrays, lg: LogArrays, predict: Any) -> dict[str, float]:
+def _keras_eval(
+    net: Any, it: IntentArrays, lg: LogArrays, predict: Any
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Held-out metrics of a Keras network, and which examples it gets right per head."""
     pi, pl = predict(net, it.ids), predict(net, lg.ids)
-    return {
+    metrics = {
         **intent_metrics(pi["intent"], pi["slots"], it.intent, it.tags, it.ids),
         **log_metrics(pl["severity"], pl["category"], pl["anomaly"], lg.severity, lg.category, lg.anomaly),
     }
+    gold_log = {"severity": lg.severity, "category": lg.category, "anomaly": lg.anomaly}
+    return metrics, per_example_correct(pi, pl, it.intent, it.tags, it.ids, gold_log)
 
 
 def runtime_logits(

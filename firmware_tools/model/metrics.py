@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 
-__all__ = ["calibrate", "decode_spans", "intent_metrics", "log_metrics", "softmax"]
+__all__ = [
+    "calibrate",
+    "decode_spans",
+    "intent_metrics",
+    "log_metrics",
+    "paired_test",
+    "per_example_correct",
+    "softmax",
+]
 
 OOS_INDEX = len(INTENT_LABELS) - 1
 WRONG_ACCEPT_COST = 3.0  # a wrongly accepted utterance costs three rejected ones
@@ -126,3 +135,39 @@ def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[
                 best, best_score = float(th), score
         thresholds[name] = round(min(max(best, MIN_THRESHOLD), 0.9), 2)
     return round(best_t, 3), thresholds
+
+
+def per_example_correct(
+    pi: dict[str, np.ndarray],
+    pl: dict[str, np.ndarray],
+    gold_intent: np.ndarray,
+    gold_tags: np.ndarray,
+    ids: np.ndarray,
+    gold_log: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """Right or wrong per held-out example and head (raw argmax, no thresholds), for paired tests.
+    ``slot_exact`` is per in-scope utterance: every gold span found and nothing more."""
+    intent = pi["intent"].argmax(-1) == gold_intent
+    in_scope = gold_intent != OOS_INDEX
+    pred_tags = pi["slots"].argmax(-1) * (ids != 0)
+    slots = np.array(
+        [decode_spans(gold_tags[i]) == decode_spans(pred_tags[i]) for i in np.flatnonzero(in_scope)],
+        dtype=bool,
+    )
+    return {
+        "intent_accuracy": intent,
+        "oos_rejection": intent[~in_scope],
+        "slot_exact": slots,
+        "severity_accuracy": pl["severity"].argmax(-1) == gold_log["severity"],
+        "category_accuracy": pl["category"].argmax(-1) == gold_log["category"],
+        "anomaly": (pl["anomaly"].reshape(-1) > 0.0) == (gold_log["anomaly"].reshape(-1) > 0.5),
+    }
+
+
+def paired_test(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """Exact two-sided McNemar test of two models on the same examples: how many only ``a`` gets
+    right, how many only ``b``, and the chance of a split at least this uneven if they were level."""
+    a_only, b_only = int((a & ~b).sum()), int((b & ~a).sum())
+    n, k = a_only + b_only, min(a_only, b_only)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n if n else 1.0
+    return {"a_only": a_only, "b_only": b_only, "p": round(min(1.0, 2.0 * tail), 4)}

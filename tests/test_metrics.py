@@ -1,0 +1,60 @@
+"""The build's paired comparison of teacher and student on the same held-out examples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
+from firmware_tools.model.metrics import OOS_INDEX, paired_test, per_example_correct
+
+
+def test_paired_test_counts_disagreements_and_gives_exact_p() -> None:
+    a = np.array([True] * 10 + [False] * 2 + [True] * 5)
+    b = np.array([False] * 10 + [True] * 2 + [True] * 5)
+    r = paired_test(a, b)
+    assert (r["a_only"], r["b_only"]) == (10, 2)
+    # two-sided exact binomial: 2 * P(X <= 2 | n=12, 1/2) = 2 * 79 / 4096
+    assert abs(r["p"] - round(2 * 79 / 4096, 4)) < 1e-9
+    assert paired_test(b, a)["p"] == r["p"]
+
+
+def test_paired_test_level_models_are_not_told_apart() -> None:
+    same = np.array([True, False, True])
+    assert paired_test(same, same) == {"a_only": 0, "b_only": 0, "p": 1.0}
+    a, b = np.array([True, False]), np.array([False, True])
+    assert paired_test(a, b)["p"] == 1.0
+
+
+def _onehot(idx: list[int], n: int) -> np.ndarray:
+    out = np.full((len(idx), n), -5.0)
+    out[np.arange(len(idx)), idx] = 5.0
+    return out
+
+
+def test_per_example_correct_reads_each_head() -> None:
+    b_name = next(t for t in SLOT_TAGS if t.startswith("B-"))
+    b_tag = SLOT_TAGS.index(b_name)
+    gold_intent = np.array([0, 1, OOS_INDEX, OOS_INDEX])
+    ids = np.array([[5, 6, 0], [5, 6, 0], [5, 0, 0], [5, 0, 0]])
+    gold_tags = np.zeros((4, 3), dtype=int)
+    gold_tags[0, 1] = b_tag
+    pred_tags = np.zeros((4, 3), dtype=int)
+    pred_tags[0, 1] = b_tag
+    pred_tags[1, 0] = b_tag  # a span the gold does not have
+    pi = {
+        "intent": _onehot([0, 2, OOS_INDEX, 3], len(INTENT_LABELS)),
+        "slots": np.stack([_onehot(list(r), len(SLOT_TAGS)) for r in pred_tags]),
+    }
+    pl = {
+        "severity": _onehot([1, 2], 5),
+        "category": _onehot([0, 0], 5),
+        "anomaly": np.array([[1.0], [-1.0]]),
+    }
+    gold_log = {"severity": np.array([1, 1]), "category": np.array([0, 3]), "anomaly": np.array([1.0, 1.0])}
+    right = per_example_correct(pi, pl, gold_intent, gold_tags, ids, gold_log)
+    assert right["intent_accuracy"].tolist() == [True, False, True, False]
+    assert right["oos_rejection"].tolist() == [True, False]
+    assert right["slot_exact"].tolist() == [True, False]
+    assert right["severity_accuracy"].tolist() == [True, False]
+    assert right["category_accuracy"].tolist() == [True, False]
+    assert right["anomaly"].tolist() == [True, False]
