@@ -56,9 +56,7 @@ def _child(cfg: dict[str, Any]) -> dict[str, Any]:
         cache = WeightCache(bundle, Path(cfg["weight_cache"]), backend.version)
     ex = SegmentExecutor(
         bundle,
-        lambda p: backend.make_interpreter(
-            p, threads, xnnpack=xnnpack, weight_cache=cache.file_for(p) if cache else None
-        ),
+        lambda p: backend.make_interpreter(p, threads, xnnpack=xnnpack, weight_cache=cache),
         weight_cache=cache,
         residency=cfg["residency"],
         weight_budget_mb=cfg["budget"],
@@ -241,8 +239,14 @@ def main() -> int:
             f"edge-fw synth-bundle --params 100M --out {args.bundle}"
         )
         return 2
-    base = {"bundle": str(args.bundle), "backend": args.backend, "threads": args.threads, "runs": args.runs,
-            "xnnpack": args.xnnpack, "heap": args.heap}
+    base = {
+        "bundle": str(args.bundle),
+        "backend": args.backend,
+        "threads": args.threads,
+        "runs": args.runs,
+        "xnnpack": args.xnnpack,
+        "heap": args.heap,
+    }
     base["prefetch"] = args.prefetch
     base["invoke_rows"] = args.invoke_rows or None
     resident = _spawn({**base, "residency": "resident", "budget": None})
@@ -279,8 +283,10 @@ def main() -> int:
         f"{cold['warm_forward_ms']:.0f} ms, so {hidden:.0f} ms of reading was not hidden behind compute"
     )
     if cold.get("read_cache_ms") is not None:
-        print(f"  (read() of the weight cache files, which the cold forward reads instead: "
-              f"{cold['read_cache_ms']:.0f} ms)")
+        print(
+            f"  (read() of the weight cache files, which the cold forward reads instead: "
+            f"{cold['read_cache_ms']:.0f} ms)"
+        )
     _plot(args.png, rows, resident)
     print(f"plot: {args.png}")
     return 0

@@ -42,7 +42,7 @@ def _cached_executor(bundle: Bundle, cache: WeightCache, **kw: object) -> Segmen
     backend = load_backend("litert")
     return SegmentExecutor(
         bundle,
-        lambda p: backend.make_interpreter(p, 1, weight_cache=cache.file_for(p)),
+        lambda p: backend.make_interpreter(p, 1, weight_cache=cache),
         residency="stream",
         weight_cache=cache,
         **kw,  # type: ignore[arg-type]
@@ -148,7 +148,7 @@ def test_tflite_runtime_has_no_weight_cache(bundle: Bundle, tmp_path: Path) -> N
     backend = load_backend("tflite-runtime")
     seg = bundle.path / bundle.segments()["block_00"].file
     with pytest.raises(BackendUnavailable, match="no XNNPACK weight cache"):
-        backend.make_interpreter(seg, 1, weight_cache=tmp_path / "x.xnn")
+        backend.make_interpreter(seg, 1, weight_cache=WeightCache(bundle, tmp_path / "xnn", "2.3.0"))
     setup = prepare(CpuConfig(xnnpack_weight_cache=tmp_path / "xnn"), backend, bundle, "cpu")
     assert setup.weight_cache is None and "unused" in str(setup.details["weight_cache"])
     setup = prepare(CpuConfig(xnnpack_weight_cache=tmp_path / "xnn"), load_backend("litert"), bundle, "cpu")

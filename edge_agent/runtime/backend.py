@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from edge_agent.errors import BackendUnavailable, DelegateUnavailable
+
+if TYPE_CHECKING:
+    from edge_agent.runtime.weight_cache import WeightCache
 
 __all__ = [
     "BACKEND_NAMES",
@@ -59,16 +62,17 @@ class Backend:
         delegates: Sequence[object] = (),
         *,
         xnnpack: bool = True,
-        weight_cache: Path | None = None,
+        weight_cache: WeightCache | None = None,
     ) -> Interpreter:
         """An interpreter over ``model_path`` (memory-mapped by TFLite), tensors allocated.
 
         ``xnnpack=False`` runs the built-in kernels without the default XNNPACK delegate: no packed
         copy of the weights (they are read in place from the mapped file), slower int8 GEMMs.
-        ``weight_cache`` (LiteRT, XNNPACK, no delegates): XNNPACK's packed weights live in that
-        file, written at the first load and mapped at later ones (see ``weight_cache.py``)."""
+        ``weight_cache`` (LiteRT, XNNPACK, no delegates): XNNPACK's packed weights live in the
+        cache's file for this segment, written at the first load and mapped at later ones."""
         if weight_cache is not None and xnnpack and not delegates:
-            return self._compiled(Path(model_path), weight_cache, num_threads)
+            path = Path(model_path)
+            return self._compiled(path, weight_cache.file_for(path), num_threads)
         kwargs: dict[str, Any] = {}
         if not xnnpack:
             resolver = self.module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES

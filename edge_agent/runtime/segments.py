@@ -216,7 +216,7 @@ class _Prefetcher:
             path, reads = item
             try:
                 for file, ranges in reads:
-                    self._warm(file) if ranges is None else self._warm_ranges(file, ranges)
+                    self._warm(file, ranges)
             except OSError:
                 pass  # a vanished file shows up when the segment loads
             finally:
@@ -226,22 +226,15 @@ class _Prefetcher:
                     event.set()
             self.done += 1
 
-    def _warm(self, path: Path) -> None:
+    def _warm(self, path: Path, ranges: list[tuple[int, int]] | None = None) -> None:
+        """The whole file, with the kernel's readahead; or only ``ranges`` (a cached segment's
+        skeleton) without it, since readahead would bring the weights between them in too."""
         fd = os.open(path, os.O_RDONLY)
         try:
-            size = os.fstat(fd).st_size
-            offset = 0
-            while offset < size and (n := os.sendfile(self._null, fd, offset, size - offset)):
-                offset += n
-        finally:
-            os.close(fd)
-
-    def _warm_ranges(self, path: Path, ranges: list[tuple[int, int]]) -> None:
-        """Only these byte ranges (a cached segment's skeleton): without the kernel's readahead,
-        which would bring the weights between them in too."""
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            if ranges is None:
+                ranges = [(0, os.fstat(fd).st_size)]
+            else:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
             for start, end in ranges:
                 offset = start
                 while offset < end and (n := os.sendfile(self._null, fd, offset, end - offset)):
@@ -667,9 +660,7 @@ def local_executors(
     cache = WeightCache(bundle, weight_cache_dir, backend.version) if weight_cache_dir else None
     ex = SegmentExecutor(
         bundle,
-        lambda path: backend.make_interpreter(
-            path, threads, delegates, weight_cache=cache.file_for(path) if cache else None
-        ),
+        lambda path: backend.make_interpreter(path, threads, delegates, weight_cache=cache),
         variant=variant,
         residency=residency,
         weight_budget_mb=weight_budget_mb,

@@ -82,6 +82,7 @@ class WeightCache:
         self.directory = directory
         self._sha = {bundle.path / f: str(e["sha256"]) for f, e in bundle.manifest["files"].items()}
         self._tag = "litert" + runtime_version.replace("/", "_")
+        self._skeletons: dict[Path, Ranges] = {}  # sidecars read once: they never change
 
     def file_for(self, segment: Path) -> Path:
         sha = self._sha.get(segment)
@@ -95,22 +96,30 @@ class WeightCache:
     def loaded(self, segment: Path) -> None:
         """After a load: record the segment's skeleton once its cache file exists."""
         side = self._sidecar(segment)
-        if side.exists() or not self.file_for(segment).exists():
+        if segment in self._skeletons or side.exists() or not self.file_for(segment).exists():
             return
+        ranges = skeleton_ranges(segment)
         tmp = side.with_name(f".{side.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"skeleton": skeleton_ranges(segment)}))
+        tmp.write_text(json.dumps({"skeleton": ranges}))
         os.replace(tmp, side)
+        self._skeletons[segment] = ranges
 
     def reads(self, segment: Path) -> list[tuple[Path, Ranges | None]]:
         """What to read before ``segment`` loads: whole files (``None``) or byte ranges."""
         cache = self.file_for(segment)
-        try:
-            skeleton = json.loads(self._sidecar(segment).read_text())["skeleton"]
-        except (OSError, ValueError, KeyError):
+        skeleton = self._skeleton(segment)
+        if skeleton is None or not cache.exists():
             return [(segment, None)]
-        if not cache.exists():
-            return [(segment, None)]
-        return [(cache, None), (segment, [(int(a), int(b)) for a, b in skeleton])]
+        return [(cache, None), (segment, skeleton)]
+
+    def _skeleton(self, segment: Path) -> Ranges | None:
+        if segment not in self._skeletons:
+            try:
+                raw = json.loads(self._sidecar(segment).read_text())["skeleton"]
+            except (OSError, ValueError, KeyError):
+                return None
+            self._skeletons[segment] = [(int(a), int(b)) for a, b in raw]
+        return self._skeletons[segment]
 
     def files(self, segment: Path) -> list[Path]:
         """Every file of ``segment`` that a load may read (for page-cache eviction)."""

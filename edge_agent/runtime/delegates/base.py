@@ -38,9 +38,12 @@ def make_interpreter(
     With ``xnnpack`` off the built-in kernels run without the default XNNPACK delegate (the CPU
     reference used for golden outputs).
     """
-    cache = setup.weight_cache.file_for(Path(model_path)) if setup.weight_cache else None
     return backend.make_interpreter(
-        model_path, setup.threads or threads, setup.delegates, xnnpack=setup.xnnpack, weight_cache=cache
+        model_path,
+        setup.threads or threads,
+        setup.delegates,
+        xnnpack=setup.xnnpack,
+        weight_cache=setup.weight_cache,
     )
 
 
