@@ -142,8 +142,7 @@ class CompiledInterpreter:
                 self._model = _compile(model_path, cache_file, threads)
             except RuntimeError as exc:
                 raise BackendUnavailable(f"litert: cannot compile {model_path}: {exc}") from exc
-        key = next(iter(self._model.get_signature_list()))
-        sig = self._model.get_signature_list()[key]
+        key, sig = next(iter(self._model.get_signature_list().items()))
         self._inputs = _details(model_path, self._model.get_input_tensor_details(key), sig["inputs"])
         self._outputs = _details(model_path, self._model.get_output_tensor_details(key), sig["outputs"])
         self._in_bufs = self._model.create_input_buffers(0)

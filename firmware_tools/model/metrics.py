@@ -69,10 +69,8 @@ def intent_metrics(
     pred = accept(softmax(intent_logits, temperature), thresholds)
     in_scope = gold_intent != OOS_INDEX
     tp = fp = fn = 0
-    pred_tags = slot_logits.argmax(axis=-1) * (ids != 0)
     exact = []
-    for i in np.flatnonzero(in_scope):
-        g, p = decode_spans(gold_tags[i]), decode_spans(pred_tags[i])
+    for g, p in _span_pairs(slot_logits, gold_tags, ids, in_scope):
         tp += len(g & p)
         fp += len(p - g)
         fn += len(g - p)
@@ -87,6 +85,14 @@ def intent_metrics(
         "slot_span_f1": float(f1),
         "slot_exact": float(np.mean(exact)) if exact else 0.0,
     }
+
+
+def _span_pairs(
+    slot_logits: np.ndarray, gold_tags: np.ndarray, ids: np.ndarray, rows: np.ndarray
+) -> list[tuple[set[tuple[int, int, str]], set[tuple[int, int, str]]]]:
+    """(gold spans, predicted spans) of the utterances where ``rows`` is true (padding ignored)."""
+    pred_tags = slot_logits.argmax(axis=-1) * (ids != 0)
+    return [(decode_spans(gold_tags[i]), decode_spans(pred_tags[i])) for i in np.flatnonzero(rows)]
 
 
 def log_metrics(
@@ -149,11 +155,7 @@ def per_example_correct(
     ``slot_exact`` is per in-scope utterance: every gold span found and nothing more."""
     intent = pi["intent"].argmax(-1) == gold_intent
     in_scope = gold_intent != OOS_INDEX
-    pred_tags = pi["slots"].argmax(-1) * (ids != 0)
-    slots = np.array(
-        [decode_spans(gold_tags[i]) == decode_spans(pred_tags[i]) for i in np.flatnonzero(in_scope)],
-        dtype=bool,
-    )
+    slots = np.array([g == p for g, p in _span_pairs(pi["slots"], gold_tags, ids, in_scope)], dtype=bool)
     return {
         "intent_accuracy": intent,
         "oos_rejection": intent[~in_scope],
