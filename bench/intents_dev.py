@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--top", type=int, default=15, help="how many top errors to list")
+    ap.add_argument(
+        "--against", metavar="DIR", help="also run bundle DIR and compare the two per request (paired)"
+    )
     ap.add_argument("--dump", type=Path, help="write every dev record with its prediction (JSON lines) here")
     args = ap.parse_args(argv)
 
@@ -214,23 +218,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ins_items = [(r["text"], r.get("context_area")) for r in inscope]
     oos_items = [(t, None) for t in oos]
     probe_items = {name: [(r["text"], None) for r in recs] for name, recs in probes.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        home_path = Path(tmp) / "home.yaml"
-        home_path.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
-        if args.proxy:
-            runner = ProxyRunner(args.proxy, args.seed, args.epochs, args.proxy_weights)
-            dev_out = runner(dev_items, home)
-            ins_home_obj = Home.from_dict(_inscope_home())
-            ins_out = runner(ins_items, ins_home_obj)
-            oos_out = runner(oos_items, home)
-            probe_out = {n: runner(items, ins_home_obj) for n, items in probe_items.items()}
-        else:
-            dev_out = run_cli(dev_items, home_path, args.bundle)
-            ins_home = Path(tmp) / "inscope_home.yaml"
-            ins_home.write_text(yaml.safe_dump(_inscope_home(), sort_keys=False), encoding="utf-8")
-            ins_out = run_cli(ins_items, ins_home, args.bundle)
-            oos_out = run_cli(oos_items, home_path, args.bundle)
-            probe_out = {n: run_cli(items, ins_home, args.bundle) for n, items in probe_items.items()}
+    items = {"dev": dev_items, "inscope": ins_items, "oos": oos_items, **probe_items}
+    if args.proxy:
+        runner = ProxyRunner(args.proxy, args.seed, args.epochs, args.proxy_weights)
+        ins_home_obj = Home.from_dict(_inscope_home())
+        outs = {k: runner(v, home if k in ("dev", "oos") else ins_home_obj) for k, v in items.items()}
+    else:
+        outs = run_cli_sets(items, home_dict, args.bundle)
+    dev_out, ins_out, oos_out = outs["dev"], outs["inscope"], outs["oos"]
+    probe_out = {name: outs[name] for name in probe_items}
 
     if args.dump:
         with args.dump.open("w", encoding="utf-8") as fh:
@@ -257,7 +253,67 @@ def main(argv: Sequence[str] | None = None) -> int:
             leaks[r["intent"]] -= 1 if leaks[r["intent"]] > 0 else 0
     for name, recs in probes.items():
         report_probe(name, recs, probe_out[name])
+    if args.against:
+        other = run_cli_sets(items, home_dict, args.against)
+        expected = {
+            "dev": [r["intent"] if r["intent"] in INTENTS else None for r in dev],
+            "inscope": [r["intent"] for r in inscope],
+            "oos": [None] * len(oos_items),
+            **{name: [r["intent"] for r in recs] for name, recs in probes.items()},
+        }
+        report_paired(expected, outs, other, args.bundle or "the shipped bundle", args.against)
     return 0
+
+
+def run_cli_sets(
+    items: dict[str, list[tuple[str, str | None]]], home_dict: dict[str, Any], bundle: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Every set through `edge-agent intents`: the dev set and out-of-scope lines against the HA
+    fixtures' home, paraphrases and probes against the example home."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ha_home, ins_home = Path(tmp) / "home.yaml", Path(tmp) / "inscope_home.yaml"
+        ha_home.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
+        ins_home.write_text(yaml.safe_dump(_inscope_home(), sort_keys=False), encoding="utf-8")
+        return {k: run_cli(v, ha_home if k in ("dev", "oos") else ins_home, bundle) for k, v in items.items()}
+
+
+# sets that steered data or took part in a ship rule before probe 3 was written
+EARLIER_SETS = ("dev", "inscope", "oos", "probe_dev.jsonl", "probe2_dev.jsonl")
+
+
+def report_paired(
+    expected: dict[str, list[str | None]],
+    a: dict[str, list[dict[str, Any]]],
+    b: dict[str, list[dict[str, Any]]],
+    a_name: str,
+    b_name: str,
+) -> None:
+    """Per request, right or wrong under bundle a and under bundle b (intent only; out of scope is
+    right when rejected); how many only a gets right, how many only b, exact two-sided McNemar p."""
+    from firmware_tools.model.metrics import paired_test
+
+    def right(run: dict[str, list[dict[str, Any]]], key: str, scope: bool) -> list[bool]:
+        return [
+            res.get("intent") == exp
+            for exp, res in zip(expected[key], run[key], strict=True)
+            if (exp is not None) == scope
+        ]
+
+    print(f"== paired, per request: a = {a_name}, b = {b_name}")
+    groups = [([k], k) for k in expected] + [
+        (list(EARLIER_SETS), "pooled over dev, paraphrases, oos_dev, probes 1-2")
+    ]
+    for keys, label in groups:
+        for scope, what in ((True, "in scope"), (False, "out of scope")):
+            ra = np.array([x for k in keys for x in right(a, k, scope)], dtype=bool)
+            rb = np.array([x for k in keys for x in right(b, k, scope)], dtype=bool)
+            if not len(ra):
+                continue
+            t = paired_test(ra, rb)
+            print(
+                f"  {label}, {what}: a {int(ra.sum())}/{len(ra)}, b {int(rb.sum())}/{len(rb)}; "
+                f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
+            )
 
 
 def report_probe(name: str, probe: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:
