@@ -4,6 +4,7 @@ Usage::
 
     python bench/intents_dev.py                      # the real recognizer via `edge-agent intents`
     python bench/intents_dev.py --bundle DIR         # ... with a given bundle
+    python bench/intents_dev.py --bundle A --against B   # ... and A against B, per request
     python bench/intents_dev.py --proxy 60000        # a stand-in model trained on generated data
                                                      # (judges the generator; needs TensorFlow)
 
