@@ -29,6 +29,21 @@ _TOPIC = (
     "the car repair",
     "the new lease",
 )
+# whom people call or text besides first names
+_FAMILY = (
+    "mom",
+    "mum",
+    "dad",
+    "grandma",
+    "grandpa",
+    "my sister",
+    "my brother",
+    "my wife",
+    "my husband",
+    "my boss",
+    "the kids",
+    "the office",
+)
 _COUNTRY = (
     "france",
     "japan",
@@ -476,8 +491,10 @@ _TEMPLATES: tuple[str, ...] = (
     "(send|write) an email to {person} about {topic}",
     "(read|check) my (emails|inbox|messages)",
     "reply to {person}'s email",
-    "(text|message) {person} (that )?{phrase}".replace("(that )?", "[that] "),
-    "call {person} [on speaker]",
+    "(text|message) {contact} (that )?{phrase}".replace("(that )?", "[that] "),
+    "(call|ring|phone) {contact} [back|on speaker|now]",
+    "(video call|facetime) {contact}",
+    "send a (text|message) to {contact} [saying {phrase}]",
     "(call|dial) {n} {m}",
     "schedule a meeting with {person} {time}",
     "what's on my calendar {time} ?",
@@ -598,6 +615,9 @@ _TEMPLATES: tuple[str, ...] = (
     "switch (seats|places|sides) with me",
     "turn the page",
     "is the {poi} open {time} ?",
+    "is the {poi} (open|still open|closed) [now|right now|yet] ?",
+    "(tell me|teach me|i want to know) (about|the history of|some facts about) "
+    "(the {thing}|{country}|{animal}s|{city})",
     "how much time do i need to (get ready|drive to work|cook pasta) ?",
     # verbs the intents use, aimed at things no intent handles
     "(cancel|call off|postpone|move|push back) (my|the|our) {event} (with|for) {person} [{time}]",
@@ -1053,6 +1073,7 @@ def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
         "phrase": lambda: word(_PHRASE),
         "city": lambda: word(tuple(c.lower() for c in lx.WEATHER_PLACES)),
         "person": lambda: word(tuple(p.lower() for p in lx.PEOPLE)),
+        "contact": lambda: word(tuple(p.lower() for p in lx.PEOPLE) + _FAMILY),
         "topic": lambda: word(_TOPIC),
         "time": lambda: word(_TIMEPHRASE),
         "task": lambda: word(_TASK),
