@@ -75,3 +75,29 @@ def test_heads_follow_the_manifest_metrics(model: Model) -> None:
     clf = LineClassifier(model)
     clf.classify(["Feb  3 04:00:01 gw systemd[1]: Started Modbus bridge instance 1."])
     assert clf.model_runs == (1 if heads else 0)
+
+
+# Routine link-up lines as network drivers print them (e1000/igb, fec, r8169, smsc95xx; written for
+# this project), and their link-down twins: an alert on every cable plug-in is what makes people mute
+# alerts. Each line gets a classifier of its own, so no template is shared between up and down.
+LINK_UP = [
+    "kernel: [   12.345678] eth0: link is up 1000 Mbps full duplex",
+    "kernel: igb 0000:01:00.0 eth0: igb: eth0 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX/TX",
+    "kernel: fec 2188000.ethernet eth0: Link is Up - 100Mbps/Full - flow control off",
+    "kernel: smsc95xx 1-1.1:1.0 eth0: link up, 100Mbps, full-duplex, lpa 0xC5E1",
+    "kernel: r8169 0000:02:00.0 enp2s0: Link is Up - 1Gbps/Full - flow control rx/tx",
+]
+LINK_DOWN = ["kernel: eth0: Link is Down", "kernel: igb 0000:01:00.0 eth0: igb: eth0 NIC Link is Down"]
+
+
+@pytest.mark.parametrize("line", LINK_UP)
+def test_link_up_is_routine(model: Model, line: str) -> None:
+    (label,) = LineClassifier(model, heads=HEADS).classify([line])
+    assert not label.anomaly, label
+    assert severity_rank(label.severity) < severity_rank("warning")
+
+
+@pytest.mark.parametrize("line", LINK_DOWN)
+def test_link_down_is_flagged(model: Model, line: str) -> None:
+    (label,) = LineClassifier(model, heads=HEADS).classify([line])
+    assert label.anomaly, label
