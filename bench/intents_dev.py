@@ -31,9 +31,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -46,6 +44,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._cli import run_lines  # noqa: E402
 from edge_agent.nlu.home import Home  # noqa: E402
 from edge_agent.nlu.schema import INTENTS  # noqa: E402
 
@@ -147,24 +146,7 @@ def run_cli(
         lines.append(
             json.dumps({"text": text, "context": {"area": area}}) if area else text.replace("\n", " ")
         )
-    cmd = [sys.executable, "-m", "edge_agent", "intents", "--home", str(home_path)]
-    if bundle:
-        cmd += ["--bundle", bundle]
-    proc = subprocess.run(
-        cmd,
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"edge-agent intents failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    if len(out) != len(items):
-        raise SystemExit(f"edge-agent intents returned {len(out)} lines for {len(items)} inputs")
-    return out
+    return run_lines(["intents", "--home", str(home_path)], lines, bundle)
 
 
 class ProxyRunner:

@@ -18,37 +18,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._cli import run_lines  # noqa: E402
+
 LINES = ROOT / "tests" / "data" / "gateway_lines_dev.jsonl"
 
 
 def classify(lines: Sequence[str], bundle: str | None) -> list[dict[str, Any]]:
     """One `edge-agent logs classify` run over ``lines``; one JSON result per line."""
-    cmd = [sys.executable, "-m", "edge_agent", "logs", "classify", "-"]
-    if bundle:
-        cmd += ["--bundle", bundle]
-    proc = subprocess.run(
-        cmd,
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"edge-agent logs classify failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    if len(out) != len(lines):
-        raise SystemExit(f"edge-agent logs classify returned {len(out)} lines for {len(lines)} inputs")
-    return out
+    return run_lines(["logs", "classify", "-"], lines, bundle)
 
 
 def report(name: str, records: list[dict[str, Any]], out: list[dict[str, Any]]) -> list[bool]:
@@ -78,7 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [rec["line"] for rec in records]
     a = report(args.bundle or "the shipped bundle", records, classify(lines, args.bundle))
     if args.against:
-        sys.path.insert(0, str(ROOT))
         import numpy as np
 
         from firmware_tools.model.metrics import paired_test

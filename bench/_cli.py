@@ -1,0 +1,37 @@
+"""One `edge-agent` subcommand over lines of input, one JSON result per line (shared by the dev benches)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_lines(args: Sequence[str], lines: Sequence[str], bundle: str | None) -> list[dict[str, Any]]:
+    """``edge-agent ARGS [--bundle DIR]`` with ``lines`` on stdin; exits with the error if it fails
+    or answers a different number of lines."""
+    cmd = [sys.executable, "-m", "edge_agent", *args]
+    if bundle:
+        cmd += ["--bundle", bundle]
+    proc = subprocess.run(
+        cmd,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    name = " ".join(["edge-agent", *args])
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if len(out) != len(lines):
+        raise SystemExit(f"{name} returned {len(out)} lines for {len(lines)} inputs")
+    return out
