@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -169,3 +171,15 @@ def test_thresholds_reject_low_confidence(bundle) -> None:  # type: ignore[no-un
     result = rec.recognize([text])[0]
     assert result.intent is None and result.slots == {}
     assert rec.recognize([]) == []
+
+
+def test_a_backend_imports_its_interpreter_extension_at_first_use() -> None:
+    """Choosing LiteRT maps nothing of its Python extension (the weight cache path never needs it)."""
+    code = (
+        "import sys; from edge_agent.runtime.backend import load_backend; b = load_backend('litert'); "
+        "before = 'ai_edge_litert.interpreter' in sys.modules; b.module; "
+        "print(before, 'ai_edge_litert.interpreter' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True"]

@@ -9,6 +9,7 @@ import mmap
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from delegates.fixtures import synth_bundle_dir
 
 from edge_agent.errors import BackendUnavailable
+from edge_agent.runtime import litert_c
 from edge_agent.runtime.backend import load_backend
 from edge_agent.runtime.bundle import Bundle, load_bundle
 from edge_agent.runtime.chain import open_runtime
@@ -23,7 +25,7 @@ from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.runtime.delegates.cpu import CpuConfig, prepare
 from edge_agent.runtime.model import INTENT_OUTPUTS, LOG_OUTPUTS
 from edge_agent.runtime.segments import SegmentExecutor, evict_from_page_cache
-from edge_agent.runtime.weight_cache import WeightCache, skeleton_ranges
+from edge_agent.runtime.weight_cache import WeightCache, compile_segment, skeleton_ranges
 
 PAGE = mmap.PAGESIZE
 
@@ -175,3 +177,69 @@ def test_the_agent_runtime_streams_through_the_cache(bundle: Bundle, tmp_path: P
     assert len(list((tmp_path / "xnn").glob("*.xnn"))) == len(
         set(bundle.graph("intents")) | set(bundle.graph("logs"))
     )
+
+
+_STREAM_IN_A_CHILD = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from edge_agent.runtime.backend import load_backend
+from edge_agent.runtime.bundle import load_bundle
+from edge_agent.runtime.segments import SegmentExecutor
+from edge_agent.runtime.weight_cache import WeightCache
+
+bundle = load_bundle(Path(sys.argv[1]))
+backend = load_backend("litert")
+cache = WeightCache(bundle, Path(sys.argv[2]), backend.version)
+ex = SegmentExecutor(bundle, lambda p: backend.make_interpreter(p, 1, weight_cache=cache),
+                     residency="stream", weight_cache=cache)
+ids = np.arange(1, 1 + bundle.manifest["tokenizer"]["max_len"], dtype=np.int32)[None, :]
+for _ in range(2):  # writes the cache files, then maps them
+    out = ex.run("intents", {"ids": ids})
+maps = Path("/proc/self/maps").read_text()
+print(json.dumps({
+    "shape": list(out["intent_logits"].shape),
+    "mapped": sorted({line.split()[-1].rsplit("/", 1)[-1] for line in maps.splitlines() if ".so" in line}),
+    "modules": sorted(m for m in sys.modules if m.startswith("ai_edge_litert")),
+}))
+"""
+
+
+def test_the_cache_path_maps_no_accelerator_nor_python_wrapper(bundle: Bundle, tmp_path: Path) -> None:
+    """LiteRT's C API with CPU-only accelerator registration: no accelerator plugin (WebGPU, NPU
+    dispatch) and no pywrap extension in the process, and no INFO line per compile on stderr."""
+    out = subprocess.run(
+        [sys.executable, "-c", _STREAM_IN_A_CHILD, str(bundle.path), str(tmp_path / "xnn")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["shape"][0] == 1
+    assert "libLiteRt.so" in seen["mapped"]
+    assert not [m for m in seen["mapped"] if "Accelerator" in m or "Dispatch" in m], seen["mapped"]
+    assert not [m for m in seen["mapped"] if "pywrap" in m], seen["mapped"]
+    assert "ai_edge_litert.interpreter" not in seen["modules"]
+    assert "compiled_model.cc" not in out.stderr and "environment.cc" not in out.stderr, out.stderr[-2000:]
+    assert len(list((tmp_path / "xnn").glob("*.xnn"))) == len(bundle.graph("intents"))
+
+
+def test_a_file_litert_cannot_load_is_backend_unavailable(bundle: Bundle, tmp_path: Path) -> None:
+    bogus = tmp_path / "not_a_model.tflite"
+    bogus.write_bytes(b"\0" * 4096)
+    cache = WeightCache(bundle, tmp_path / "xnn", "2.3.0")
+    with pytest.raises(BackendUnavailable, match=r"not_a_model\.tflite"):
+        compile_segment(bogus, cache.directory / "bogus.xnn", 1)
+
+
+def test_a_litert_that_ignores_the_cpu_options_is_refused(
+    bundle: Bundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a LiteRT would that names its CPU options differently: it compiles, writes no cache."""
+    monkeypatch.setattr(litert_c, "_CPU_OPTIONS_ID", b"cpu_options_of_another_version")
+    seg = bundle.path / bundle.segments()["block_00"].file
+    cache = WeightCache(bundle, tmp_path / "xnn", "2.3.0")
+    with pytest.raises(BackendUnavailable, match="without writing its XNNPACK weight cache"):
+        compile_segment(seg, cache.file_for(seg), 1)

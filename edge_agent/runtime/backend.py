@@ -8,6 +8,7 @@ foreign packages are translated here and nowhere else.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +50,19 @@ class Interpreter(Protocol):
 
 @dataclass(frozen=True)
 class Backend:
-    """A loaded interpreter package. ``version`` is the package version string if known."""
+    """An installed interpreter package. ``version`` is the package version string if known.
+
+    The package's interpreter extension is imported at first use (``module``), not when the
+    backend is chosen: a process that only runs segments compiled through LiteRT's C API (the
+    XNNPACK weight cache, ``litert_c.py``) never maps it (ai-edge-litert 2.3's keeps about 7 MB
+    resident). An extension that fails to import is reported then, as :class:`BackendUnavailable`."""
 
     name: str
-    module: ModuleType
     version: str
+
+    @property
+    def module(self) -> ModuleType:
+        return _import(self.name)
 
     def make_interpreter(
         self,
@@ -94,9 +103,9 @@ class Backend:
             raise BackendUnavailable(
                 f"{self.name}: no XNNPACK weight cache (ai-edge-litert has one); unset xnnpack_weight_cache"
             )
-        from edge_agent.runtime.weight_cache import CompiledInterpreter
+        from edge_agent.runtime.weight_cache import compile_segment
 
-        return CompiledInterpreter(model_path, weight_cache, max(1, int(num_threads)))
+        return compile_segment(model_path, weight_cache, max(1, int(num_threads)))
 
     def load_delegate(self, library: str, options: dict[str, str] | None = None) -> object:
         """Load an external delegate shared library; failures become DelegateUnavailable."""
@@ -119,7 +128,8 @@ def available_backends() -> list[str]:
 
 
 def load_backend(name: str = "auto") -> Backend:
-    """The named backend, or the first installed one for ``auto``."""
+    """The named backend, or the first installed one for ``auto`` (installed: its package imports;
+    its interpreter extension is imported at first use)."""
     if name not in BACKEND_NAMES:
         raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")
     if name != "auto":
@@ -134,8 +144,13 @@ def load_backend(name: str = "auto") -> Backend:
 
 
 def _make(name: str) -> Backend:
-    module = _import(name)
-    return Backend(name, module, _version(name))
+    try:
+        spec = importlib.util.find_spec(_MODULES[name])
+    except ImportError as exc:  # the package itself is missing or fails to import
+        raise BackendUnavailable(f"backend {name!r} is not usable: {exc}") from exc
+    if spec is None:
+        raise BackendUnavailable(f"backend {name!r} is not usable: no module {_MODULES[name]}")
+    return Backend(name, _version(name))
 
 
 def _import(name: str) -> ModuleType:
@@ -146,8 +161,9 @@ def _import(name: str) -> ModuleType:
 
 
 def _version(name: str) -> str:
-    """The package's own ``__version__`` (already imported); the installed distribution's
-    metadata only where a package lacks it (reading metadata costs ~1.6 MB RSS and start-up time)."""
+    """The package's own ``__version__`` (its ``__init__`` is imported, not its extension); the
+    installed distribution's metadata only where a package lacks it (reading metadata costs ~1.6 MB
+    RSS and start-up time)."""
     package = importlib.import_module(_MODULES[name].split(".")[0])
     version = getattr(package, "__version__", None)
     if isinstance(version, str):

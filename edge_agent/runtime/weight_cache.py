@@ -22,16 +22,13 @@ import contextlib
 import json
 import mmap
 import os
-import threading
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from edge_agent.errors import BackendUnavailable, BundleError
 from edge_agent.runtime.bundle import Bundle
+from edge_agent.runtime.litert_c import CompiledSegment
 
-__all__ = ["CompiledInterpreter", "WeightCache", "skeleton_ranges"]
+__all__ = ["WeightCache", "compile_segment", "skeleton_ranges"]
 
 Ranges = list[tuple[int, int]]
 _PAGE = mmap.PAGESIZE
@@ -126,112 +123,26 @@ class WeightCache:
         return [segment, self.file_for(segment)]
 
 
-class CompiledInterpreter:
-    """The runtime's Interpreter protocol over a LiteRT ``CompiledModel`` whose XNNPACK weights
-    come from ``cache_file``. Unquantized inputs and outputs, fixed batch (the model's own, usually 1:
-    the segment executor runs larger requests row by row)."""
-
-    def __init__(self, model_path: Path, cache_file: Path, threads: int) -> None:
-        try:
-            self._model = _compile(model_path, cache_file, threads)
-        except RuntimeError:
-            # a cache file left truncated (a crash while writing it) is made again, once
-            with contextlib.suppress(OSError):
-                cache_file.unlink()
-            try:
-                self._model = _compile(model_path, cache_file, threads)
-            except RuntimeError as exc:
-                raise BackendUnavailable(f"litert: cannot compile {model_path}: {exc}") from exc
-        key, sig = next(iter(self._model.get_signature_list().items()))
-        self._inputs = _details(model_path, self._model.get_input_tensor_details(key), sig["inputs"])
-        self._outputs = _details(model_path, self._model.get_output_tensor_details(key), sig["outputs"])
-        self._in_bufs = self._model.create_input_buffers(0)
-        self._out_bufs = self._model.create_output_buffers(0)
-        self._in_pos = {int(d["index"]): k for k, d in enumerate(self._inputs)}
-        self._values: dict[int, Any] = {}
-
-    def allocate_tensors(self) -> None:
-        pass  # buffers are made with the model
-
-    def get_input_details(self) -> list[dict[str, Any]]:
-        return [dict(d) for d in self._inputs]
-
-    def get_output_details(self) -> list[dict[str, Any]]:
-        return [dict(d) for d in self._outputs]
-
-    def resize_tensor_input(self, tensor_index: int, shape: Any) -> None:
-        raise ValueError("a compiled segment has a fixed batch; run larger requests row by row")
-
-    def set_tensor(self, tensor_index: int, value: Any) -> None:
-        detail = self._inputs[self._in_pos[tensor_index]]
-        array = np.ascontiguousarray(value, dtype=detail["dtype"])
-        if list(array.shape) != list(detail["shape"]):
-            raise ValueError(f"input {detail['name']}: shape {array.shape}, expected {detail['shape']}")
-        self._in_bufs[self._in_pos[tensor_index]].write(array)
-
-    def invoke(self) -> None:
-        self._model.run_by_index(0, self._in_bufs, self._out_bufs)
-        for detail, buf in zip(self._outputs, self._out_bufs, strict=True):
-            n = int(np.prod(detail["shape"]))
-            self._values[int(detail["index"])] = buf.read(n, detail["dtype"]).reshape(detail["shape"])
-
-    def get_tensor(self, tensor_index: int) -> Any:
-        return self._values[tensor_index]
-
-
-def _compile(model_path: Path, cache_file: Path, threads: int) -> Any:
+def compile_segment(model_path: Path, cache_file: Path, threads: int) -> CompiledSegment:
+    """``model_path`` compiled by LiteRT with its XNNPACK weights in ``cache_file`` (the runtime's
+    Interpreter protocol; fixed batch, usually 1: the segment executor runs larger requests row by
+    row). A cache file that cannot be loaded (left truncated by a crash while it was written) is
+    deleted and written again, once. A LiteRT that compiles without writing the file (one whose CPU
+    options differ from 2.3's) is refused rather than left to repack the weights at every load."""
     try:
-        from ai_edge_litert.compiled_model import CompiledModel
-        from ai_edge_litert.cpu_options import CpuOptions
-        from ai_edge_litert.hardware_accelerator import HardwareAccelerator
-        from ai_edge_litert.options import Options
-    except ImportError as exc:
+        segment = CompiledSegment(model_path, cache_file, threads)
+    except RuntimeError:
+        with contextlib.suppress(OSError):
+            cache_file.unlink()
+        try:
+            segment = CompiledSegment(model_path, cache_file, threads)
+        except RuntimeError as exc:
+            raise BackendUnavailable(f"litert: cannot compile {model_path}: {exc}") from exc
+    if not cache_file.exists():
+        segment.close()
         raise BackendUnavailable(
-            f"litert: this ai-edge-litert has no CompiledModel CPU options ({exc}); the XNNPACK "
-            "weight cache was built against 2.3"
-        ) from exc
-
-    cpu = CpuOptions(num_threads=max(1, threads), xnnpack_weight_cache_path=str(cache_file))
-    options = Options(hardware_accelerators=HardwareAccelerator.CPU, cpu_options=cpu)
-    return CompiledModel.from_file(str(model_path), options=options, environment=_environment())
-
-
-_ENV: list[Any] = []
-_ENV_LOCK = threading.Lock()
-
-
-def _environment() -> Any:
-    """One LiteRT environment for the process, pointed at a directory without accelerator
-    plugins (this package's own): by default every compile tries to load the NPU plugins that the
-    wheel carries, which took a streamed segment's load from 0.6 to 1.0 ms (median of 20)."""
-    with _ENV_LOCK:
-        if not _ENV:
-            from ai_edge_litert.environment import Environment
-
-            none = str(Path(__file__).resolve().parent)
-            _ENV.append(Environment.create(compiler_plugin_path=none, dispatch_library_path=none))
-        return _ENV[0]
-
-
-def _details(model_path: Path, by_name: dict[str, dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for name in order:
-        d = by_name[name]
-        dtype = np.dtype(d["dtype"]).type
-        if dtype in (np.int8, np.uint8):  # the compiled model's details carry no scale
-            raise BackendUnavailable(
-                f"litert: {model_path.name} has a quantized port {d['name']!r}; the weight cache "
-                "path takes float (and integer id) inputs and outputs: the bundle's default variant"
-            )
-        shape = np.array(d["shape"], dtype=np.int32)
-        out.append(
-            {
-                "name": d["name"],
-                "index": int(d["index"]),
-                "dtype": dtype,
-                "shape": shape,
-                "shape_signature": shape,
-                "quantization": (0.0, 0),
-            }
+            f"litert: compiled {model_path.name} without writing its XNNPACK weight cache {cache_file}; "
+            "this runtime passes CPU options as ai-edge-litert 2.3 takes them: install that version "
+            "or leave xnnpack_weight_cache unset"
         )
-    return out
+    return segment
