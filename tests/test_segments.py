@@ -4,6 +4,7 @@ prefetches and evicts; queued requests share a segment load; synth-bundle makes 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import subprocess
@@ -80,8 +81,47 @@ def test_stream_maps_each_segment_only_while_it_runs(bundle: Bundle, backend: Ba
     ex.run("intents", {"ids": _ids(bundle, 1)})
     assert ex.resident_names == set()
     assert ex.stats.loads == len(graph) and ex.stats.releases == len(graph)
-    assert ex.stats.peak_mapped_bytes == max(ex.sizes[n] for n in graph)
+    # the running segment and the next one, built ahead
+    assert ex.stats.peak_mapped_bytes == max(ex.sizes[a] + ex.sizes[b] for a, b in itertools.pairwise(graph))
     assert ex.stats.prefetches >= len(graph) - 1
+    ex.close()
+    alone = _executor(bundle, backend, "stream", weight_budget_mb=0.1, prefetch=0)
+    alone.run("intents", {"ids": _ids(bundle, 1)})
+    assert alone.stats.peak_mapped_bytes == max(alone.sizes[n] for n in graph)
+    alone.close()
+
+
+def test_the_next_streamed_segment_is_built_on_the_loader_thread(bundle: Bundle, backend: Backend) -> None:
+    built: list[tuple[str, str]] = []
+
+    def load(path: Path) -> object:
+        built.append((path.stem, threading.current_thread().name))
+        return backend.make_interpreter(path, 1)
+
+    ids = _ids(bundle, 2)
+    want = _executor(bundle, backend, "resident").run("intents", {"ids": ids})
+    for prefetch, ahead in ((2, True), (0, False)):
+        built.clear()
+        ex = SegmentExecutor(bundle, load, residency="stream", prefetch=prefetch)  # type: ignore[arg-type]
+        got = ex.run("intents", {"ids": ids})
+        np.testing.assert_array_equal(got["intent_logits"], want["intent_logits"])
+        graph = bundle.graph("intents")
+        files = [Path(bundle.segments()[n].file).stem for n in graph]
+        assert [name for name, _ in built] == files
+        on_loader = [thread.startswith("segment-load") for _, thread in built]
+        assert on_loader == [False] + [ahead] * (len(graph) - 1), built
+        ex.close()
+
+
+def test_a_failed_pass_releases_the_segment_built_ahead(bundle: Bundle, backend: Backend) -> None:
+    ex = _executor(bundle, backend, "stream")
+    wrong = np.ones((1, 3), dtype=np.int32)  # the embedding takes max_len ids: the first segment fails
+    with pytest.raises((ValueError, InferenceError)):  # set_tensor refuses the shape
+        ex.run("intents", {"ids": wrong})
+    assert ex.stats.loads == 2 and ex.stats.releases == 2  # the failed segment and the one built ahead
+    got = ex.run("intents", {"ids": _ids(bundle, 1)})
+    assert got["intent_logits"].shape[0] == 1
+    assert ex.stats.loads == ex.stats.releases
     ex.close()
 
 

@@ -78,7 +78,10 @@ class RuntimeConfig(BaseModel):
         default=None, gt=0, description="stream/auto: MB of weights mapped (and prefetched) at once"
     )
     prefetch: int = Field(
-        default=2, ge=0, le=32, description="stream: segments read ahead by the reader thread"
+        default=2,
+        ge=0,
+        le=32,
+        description="stream: segments read ahead by the reader thread (0: none, and none built ahead)",
     )
     drop_page_cache: bool = Field(
         default=False, description="stream: evict released segments from the page cache"

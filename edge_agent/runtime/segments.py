@@ -2,14 +2,16 @@
 
 * ``resident``: every segment's interpreter is built once (its file memory-mapped) and kept.
 * ``stream``: a segment's interpreter is built (file mapped read-only) just before it runs and
-  dropped right after, so at most one segment's weights are mapped at a time. With ``heap:
+  dropped right after, so at most two segments' weights are mapped at a time: the one running and
+  the next, which a loader thread builds meanwhile (one, with ``prefetch: 0``). With ``heap:
   return`` (default) large buffers a segment allocates (e.g. packed weights) get their own
   mappings, returned when freed (glibc's mmap threshold is pinned, see :class:`_Glibc`); with
   ``reuse`` the next segment reuses them from the heap. Either way the heap is trimmed once per
   pass (trimming after every segment cost far more time than it saved RSS). A reader thread
   reads the next segments into the page cache ahead of their use (see :class:`_Prefetcher`),
-  bounded by ``prefetch`` segments and by ``weight_budget_mb``. With ``drop_page_cache`` the released
-  segment's pages are also evicted from the page cache (``POSIX_FADV_DONTNEED``).
+  bounded by ``prefetch`` segments and by ``weight_budget_mb`` (``prefetch: 0`` turns reading and
+  building ahead off). With ``drop_page_cache`` the released segment's pages are also evicted from
+  the page cache (``POSIX_FADV_DONTNEED``).
 * ``auto``: segments are kept resident, in graph order, while their files fit in
   ``weight_budget_mb``; the rest stream.
 
@@ -31,7 +33,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -281,6 +283,9 @@ class SegmentExecutor:
         if streams and self.heap == "return":
             _GLIBC.pin_mmap_threshold()
         self._prefetcher = _Prefetcher() if streams and self.prefetch else None
+        # streamed segments are built on one thread, the next while the current one runs
+        self._loader = ThreadPoolExecutor(1, "segment-load") if streams and self.prefetch else None
+        self._pending: dict[str, Future[_Loaded]] = {}
         for name in order:
             if name in self.resident_names:
                 self._resident[name] = self._load(name)
@@ -320,6 +325,7 @@ class SegmentExecutor:
                 if background and self.pace is not None:
                     self.pace()
                 seg = self._acquire(name)
+                self._load_ahead(graph, i)
                 try:
                     self._run_segment(seg, envs)
                 finally:
@@ -328,6 +334,7 @@ class SegmentExecutor:
                     for value in drops[i]:
                         env.pop(value, None)
         finally:
+            self._drop_pending()
             if any(n not in self.resident_names for n in graph):
                 _GLIBC.trim()  # what the streamed segments left on the heap goes back between passes
         return envs
@@ -350,6 +357,10 @@ class SegmentExecutor:
 
     def close(self) -> None:
         self._resident.clear()
+        self._drop_pending()
+        if self._loader is not None:
+            self._loader.shutdown(wait=True)
+            self._loader = None
         if self._prefetcher is not None:
             self._prefetcher.close()
             self._prefetcher = None
@@ -384,12 +395,40 @@ class SegmentExecutor:
         loaded = self._resident.get(name)
         if loaded is not None:
             return loaded
-        if self._prefetcher is not None:
-            self._prefetcher.wait(self._path(name))
-        seg = self._load(name)
+        pending = self._pending.pop(name, None)
+        seg = pending.result() if pending is not None else self._load_streamed(name)
         mapped = self.sizes[name] + sum(self.sizes[n] for n in self._resident)
         self.stats.peak_mapped_bytes = max(self.stats.peak_mapped_bytes, mapped)
         return seg
+
+    def _load_streamed(self, name: str) -> _Loaded:
+        if self._prefetcher is not None:
+            self._prefetcher.wait(self._path(name))
+        return self._load(name)
+
+    def _load_ahead(self, graph: list[str], index: int) -> None:
+        """Start building the next streamed segment of ``graph`` after ``index`` on the loader
+        thread: its compile (and any wait for its reads) overlaps the current segment's invokes.
+        One segment ahead, so at most two are built at a time."""
+        if self._loader is None:
+            return
+        for name in graph[index + 1 :]:
+            if name in self.resident_names:
+                continue
+            if name not in self._pending:
+                self._pending[name] = self._loader.submit(self._load_streamed, name)
+                current = self.sizes[graph[index]] if graph[index] not in self.resident_names else 0
+                mapped = current + self.sizes[name] + sum(self.sizes[n] for n in self._resident)
+                self.stats.peak_mapped_bytes = max(self.stats.peak_mapped_bytes, mapped)
+            return
+
+    def _drop_pending(self) -> None:
+        """A pass that stopped early (an error) leaves its next segment built: release it."""
+        for future in self._pending.values():
+            if not future.cancel():
+                with contextlib.suppress(Exception):
+                    self._release(future.result())
+        self._pending.clear()
 
     def _release(self, seg: _Loaded) -> None:
         name = seg.spec.name
