@@ -170,7 +170,7 @@ def _spawn(cfg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _plot(path: Path, rows: list[dict[str, Any]], resident: dict[str, Any]) -> None:
+def _plot(path: Path, rows: list[dict[str, Any]], resident: dict[str, Any], setup: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,7 +201,7 @@ def _plot(path: Path, rows: list[dict[str, Any]], resident: dict[str, Any]) -> N
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("100M-parameter synthetic bundle: memory and latency against weight budget")
+    fig.suptitle(f"100M-parameter synthetic bundle: memory and latency against weight budget ({setup})")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -305,7 +305,8 @@ def main() -> int:
             f"  (read() of the weight cache files, which the cold forward reads instead: "
             f"{cold['read_cache_ms']:.0f} ms)"
         )
-    _plot(args.png, rows, resident)
+    setup = f"{args.backend}, " + ("XNNPACK weight cache" if args.weight_cache else f"heap {args.heap}")
+    _plot(args.png, rows, resident, setup)
     print(f"plot: {args.png}")
     return 0
 
