@@ -76,19 +76,22 @@ def test_streamed_outputs_equal_resident(
 
 
 def test_stream_maps_each_segment_only_while_it_runs(bundle: Bundle, backend: Backend) -> None:
-    ex = _executor(bundle, backend, "stream", weight_budget_mb=0.1)
     graph = bundle.graph("intents")
-    ex.run("intents", {"ids": _ids(bundle, 1)})
-    assert ex.resident_names == set()
-    assert ex.stats.loads == len(graph) and ex.stats.releases == len(graph)
-    # the running segment and the next one, built ahead
-    assert ex.stats.peak_mapped_bytes == max(ex.sizes[a] + ex.sizes[b] for a, b in itertools.pairwise(graph))
-    assert ex.stats.prefetches >= len(graph) - 1
-    ex.close()
-    alone = _executor(bundle, backend, "stream", weight_budget_mb=0.1, prefetch=0)
-    alone.run("intents", {"ids": _ids(bundle, 1)})
-    assert alone.stats.peak_mapped_bytes == max(alone.sizes[n] for n in graph)
-    alone.close()
+    size = {n: int(bundle.manifest["files"][bundle.segments()[n].file]["size"]) for n in graph}
+    pair_sizes = [size[a] + size[b] for a, b in itertools.pairwise(graph)]
+    pairs = max(pair_sizes)
+    below_any_pair = (min(pair_sizes) - 1) / (1 << 20)
+    # no budget: the running segment and the next one, built ahead; a budget no two segments fit
+    # in, or prefetch 0: one at a time
+    for budget, prefetch, ahead in ((None, 2, True), (below_any_pair, 2, False), (None, 0, False)):
+        ex = _executor(bundle, backend, "stream", weight_budget_mb=budget, prefetch=prefetch)
+        ex.run("intents", {"ids": _ids(bundle, 1)})
+        assert ex.resident_names == set()
+        assert ex.stats.loads == len(graph) and ex.stats.releases == len(graph)
+        single = max(ex.sizes[n] for n in graph)
+        assert ex.stats.peak_mapped_bytes == (pairs if ahead else single), (budget, prefetch)
+        assert ex.stats.prefetches >= (len(graph) - 1 if prefetch else 0)
+        ex.close()
 
 
 def test_the_next_streamed_segment_is_built_on_the_loader_thread(bundle: Bundle, backend: Backend) -> None:

@@ -3,7 +3,8 @@
 * ``resident``: every segment's interpreter is built once (its file memory-mapped) and kept.
 * ``stream``: a segment's interpreter is built (file mapped read-only) just before it runs and
   dropped right after, so at most two segments' weights are mapped at a time: the one running and
-  the next, which a loader thread builds meanwhile (one, with ``prefetch: 0``). With ``heap:
+  the next, which a loader thread builds meanwhile where both fit in ``weight_budget_mb`` (one
+  segment otherwise, or with ``prefetch: 0``). With ``heap:
   return`` (default) large buffers a segment allocates (e.g. packed weights) get their own
   mappings, returned when freed (glibc's mmap threshold is pinned, see :class:`_Glibc`); with
   ``reuse`` the next segment reuses them from the heap. Either way the heap is trimmed once per
@@ -409,16 +410,19 @@ class SegmentExecutor:
     def _load_ahead(self, graph: list[str], index: int) -> None:
         """Start building the next streamed segment of ``graph`` after ``index`` on the loader
         thread: its compile (and any wait for its reads) overlaps the current segment's invokes.
-        One segment ahead, so at most two are built at a time."""
+        One segment ahead, and only while both fit in ``weight_budget_mb`` with the resident ones."""
         if self._loader is None:
             return
         for name in graph[index + 1 :]:
             if name in self.resident_names:
                 continue
             if name not in self._pending:
-                self._pending[name] = self._loader.submit(self._load_streamed, name)
                 current = self.sizes[graph[index]] if graph[index] not in self.resident_names else 0
                 mapped = current + self.sizes[name] + sum(self.sizes[n] for n in self._resident)
+                budget = self.mapped_budget_bytes()
+                if budget is not None and mapped > budget:
+                    return
+                self._pending[name] = self._loader.submit(self._load_streamed, name)
                 self.stats.peak_mapped_bytes = max(self.stats.peak_mapped_bytes, mapped)
             return
 
