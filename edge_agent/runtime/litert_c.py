@@ -63,7 +63,8 @@ _ELEMENT_TYPES: dict[int, type[np.generic]] = {
 }
 _QUANTIZED = {3, 9}
 # LiteRtRankedTensorType: int32 element type, then LiteRtLayout {rank:7, has_strides:1 in one
-# 32-bit unit; int32 dimensions[8]; uint32 strides[8]}: 72 bytes on the ABIs LiteRT ships for
+# 32-bit unit; int32 dimensions[8]; uint32 strides[8]}: 72 bytes on the 64-bit Linux ABIs of the
+# wheels (x86-64, aarch64)
 _RANKED_TYPE_BYTES = 72
 _RANK_OFFSET = 4
 _DIMS_OFFSET = 8
