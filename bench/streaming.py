@@ -35,8 +35,8 @@ def _rss_mb() -> float:
 
 
 def _accelerator_libs_mb() -> float:
-    """Resident MB of mapped accelerator plugin libraries (LiteRT loads its WebGPU one at the first
-    CompiledModel compile, for CPU work too; docs/runtime.md)."""
+    """Resident MB of mapped accelerator plugin libraries: the wheel's Python ``CompiledModel``
+    wrapper loaded LiteRT's WebGPU one for CPU work too; the C API path loads none (docs/runtime.md)."""
     total, current = 0, ""
     with open("/proc/self/smaps", encoding="utf-8") as fh:
         for line in fh:

@@ -398,9 +398,12 @@ class SegmentExecutor:
             return loaded
         pending = self._pending.pop(name, None)
         seg = pending.result() if pending is not None else self._load_streamed(name)
-        mapped = self.sizes[name] + sum(self.sizes[n] for n in self._resident)
+        mapped = self.sizes[name] + self._resident_bytes()
         self.stats.peak_mapped_bytes = max(self.stats.peak_mapped_bytes, mapped)
         return seg
+
+    def _resident_bytes(self) -> int:
+        return sum(self.sizes[n] for n in self._resident)
 
     def _load_streamed(self, name: str) -> _Loaded:
         if self._prefetcher is not None:
@@ -418,7 +421,7 @@ class SegmentExecutor:
                 continue
             if name not in self._pending:
                 current = self.sizes[graph[index]] if graph[index] not in self.resident_names else 0
-                mapped = current + self.sizes[name] + sum(self.sizes[n] for n in self._resident)
+                mapped = current + self.sizes[name] + self._resident_bytes()
                 budget = self.mapped_budget_bytes()
                 if budget is not None and mapped > budget:
                     return

@@ -2,8 +2,9 @@
 
 XNNPACK runs int8 layers several times faster than TFLite's built-in kernels here, but it packs
 every segment's weights into its own layout when the segment loads, which made a streamed pass
-3.5x a resident one. ai-edge-litert's ``CompiledModel`` can keep that packed copy in a file
-(``CpuOptions.xnnpack_weight_cache_path``): the first load writes it, later loads map it.
+3.5x a resident one. LiteRT's ``CompiledModel`` can keep that packed copy in a file (its XNNPACK
+weight cache path, set through the C API in ``litert_c.py``): the first load writes it, later
+loads map it.
 
 With a cache hit the runtime never reads the weight buffers of the ``.tflite`` itself, only its
 small "skeleton" (flatbuffer tables, shapes, quantization parameters). So the cold read of a
