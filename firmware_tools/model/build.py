@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import random
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -35,6 +38,12 @@ from firmware_tools.model.metrics import (
     paired_test,
     per_example_correct,
 )
+from firmware_tools.model.pretrained import Checkpoint, WordPieces, default_zip, load_checkpoint
+from firmware_tools.model.teacher_plan import TeacherPlan
+from firmware_tools.model.transfer import augment
+
+if TYPE_CHECKING:
+    from firmware_tools.model.teacher import Teacher
 
 __all__ = ["BuildPlan", "build", "plan_for", "runtime_logits"]
 
@@ -49,16 +58,16 @@ class BuildPlan:
     n_heldout: int
     vocab: int
     max_len: int
-    teacher_epochs: int
     student_epochs: int
     batch: int
     n_calib: int
-    teacher: dict[str, Any]
     student: dict[str, Any]
-    # soft slot tags from the teacher for the student (hard tags only when False)
-    distill_slots: bool = False
-    # weight of the teacher's severity and category losses (the student's stay at 0.5)
-    teacher_log_weight: float = 0.5
+    # the pretrained teacher: frozen lower layers, fine-tuned top layers (teacher.TeacherPlan)
+    teacher: TeacherPlan = field(default_factory=TeacherPlan)
+    # augmented utterances in the transfer set (labelled by the teacher)
+    n_augment: int = 0
+    # at most this many out-of-scope rows from the real training data (they outnumber the rest)
+    max_real_oos: int = 12000
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -69,29 +78,25 @@ def plan_for(tiny: bool) -> BuildPlan:
             n_heldout=300,
             vocab=400,
             max_len=32,
-            teacher_epochs=1,
             student_epochs=1,
             batch=64,
             n_calib=32,
-            teacher=dict(d_model=32, block_kinds=("conv", "attn"), n_heads=2, d_ff=64),
             student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32),
-            distill_slots=True,  # CI exercises the soft-slot path too
-            teacher_log_weight=1.0,
+            teacher=TeacherPlan(trainable_layers=1, epochs=1, batch=64),
+            n_augment=200,
         )
     return BuildPlan(
-        n_intents=70000,
-        n_logs=24000,
+        n_intents=40000,
+        n_logs=20000,
         n_heldout=4000,
-        vocab=2000,
+        vocab=3000,
         max_len=32,
-        teacher_epochs=12,
-        student_epochs=10,
+        student_epochs=8,
         batch=128,
         n_calib=300,
-        teacher=dict(d_model=128, block_kinds=("conv", "attn", "conv", "attn"), n_heads=4, d_ff=256),
-        student=dict(d_model=96, block_kinds=("conv", "conv", "attn"), n_heads=1, d_ff=192),
-        distill_slots=True,  # the 12-epoch teacher is ahead on slots (span F1 0.92 vs 0.88)
-        teacher_log_weight=1.0,  # came with the log-label fix; its effect was not measured apart
+        student=dict(d_model=128, block_kinds=("conv", "conv", "attn", "attn"), n_heads=1, d_ff=256),
+        teacher=TeacherPlan(trainable_layers=2, epochs=3, batch=64, lr=2e-4),
+        n_augment=15000,
     )
 
 
@@ -101,22 +106,40 @@ def _intent_examples(seed: int, n: int) -> list[Any]:
     return list(intent_data.generate(seed, n))
 
 
-def build(out: Path, *, tiny: bool = False, seed: int = 7, log: Any = print) -> dict[str, Any]:
-    """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest."""
+def build(
+    out: Path,
+    *,
+    tiny: bool = False,
+    seed: int = 7,
+    log: Any = print,
+    data_dir: Path | None = None,
+    encoder: Path | None = None,
+    work: Path | None = None,
+    redo: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
+
+    ``data_dir`` holds the real training data (CLINC150, Snips 2017; without it the generator
+    alone is used), ``encoder`` the teacher's pretrained zip (default: the installed package).
+    ``work`` keeps each stage's output (teacher weights, teacher outputs) so that a stage can be
+    run again alone: an existing output is reused unless its stage is named in ``redo``.
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
     plan = plan_for(tiny)
-    work = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
+    tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
-        stage = work / "bundle"
+        stage = tmp / "bundle"
         stage.mkdir()
-        manifest = _build_into(stage, plan, seed, log)
+        cache = _StageCache(work or tmp / "work", redo, log)
+        manifest = _build_into(stage, plan, seed, log, data_dir, encoder, cache)
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
             "cpu_seconds": round(time.process_time() - cpu0, 1),
             "stages": manifest.pop("build_stages", {}),
             "seed": seed,
             "tiny": tiny,
+            "real_data": data_dir is not None,
         }
         _write_manifest(stage, manifest)
         load_bundle(stage)  # verify before it replaces anything
@@ -124,10 +147,115 @@ def build(out: Path, *, tiny: bool = False, seed: int = 7, log: Any = print) -> 
         log(f"bundle written to {out} in {time.time() - t0:.0f}s")
         return manifest
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, Any]:
+def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, data: _Data) -> str:
+    """What a cached stage output depends on: plan, seed, encoder and every text of the data (a
+    changed generator or data directory makes the stages run again)."""
+    h = hashlib.sha256(json.dumps({"plan": repr(plan), "seed": seed, "encoder": str(encoder)}).encode())
+    for text in (*data.it_tr.texts, *data.lg_tr.lines, *data.it_ho.texts, *data.lg_ho.lines):
+        h.update(text.encode("utf-8", "replace") + b"\n")
+    h.update(data.it_tr.intent.tobytes() + data.it_tr.tags.tobytes() + data.spans_known.tobytes())
+    return h.hexdigest()[:16]
+
+
+class _StageCache:
+    """Stage outputs kept in a work directory, keyed by the build's fingerprint."""
+
+    def __init__(self, root: Path, redo: Sequence[str], log: Any) -> None:
+        self.root = root
+        self.dir = root
+        self.redo = set(redo)
+        self.log = log
+
+    def key(self, fingerprint: str) -> None:
+        self.dir = self.root / fingerprint
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, stage: str, name: str) -> Path | None:
+        """The cached file when it may be reused, else None (the stage then writes it)."""
+        p = self.dir / name
+        if stage in self.redo or not p.exists():
+            return None
+        self.log(f"stage {stage}: reusing {p}")
+        return p
+
+    def target(self, name: str) -> Path:
+        return self.dir / name
+
+
+@dataclass
+class _Data:
+    """Everything the stages read: examples, student encodings, the teacher's word pieces."""
+
+    tok: Tokenizer
+    it_tr: IntentArrays  # generated + real + augmented (the transfer set's intent rows)
+    it_ho: IntentArrays  # generated held-out
+    it_dev: IntentArrays | None  # real development split (never trained on)
+    lg_tr: LogArrays
+    lg_ho: LogArrays
+    n_labelled: int  # the first rows of it_tr carry gold labels; the rest are augmented
+    spans_known: np.ndarray  # per it_tr row: gold slot spans are reliable
+    calib_examples: list[Any]  # real validation split for calibration (may be empty)
+
+
+def _load_data(stage: Path, plan: BuildPlan, seed: int, data_dir: Path | None, log: Any) -> _Data:
+    gen = _intent_examples(seed, plan.n_intents)
+    real, dev, val = _real_examples(data_dir, plan, seed)
+    labelled = gen + real
+    aug = augment(labelled, plan.n_augment, seed + 7)
+    transfer = labelled + aug
+    logs_train = log_data.generate(seed, plan.n_logs)
+    logs_held = log_data.generate(seed + 1000, plan.n_heldout)
+    log(
+        f"data: {len(gen)} generated, {len(real)} real, {len(aug)} augmented utterances, "
+        f"{len(logs_train)} log lines"
+    )
+    corpus = [e.text for e in transfer] + [e.line for e in logs_train]
+    sp_file = train_tokenizer(corpus, stage / "tokenizer", plan.vocab, seed)
+    tok = Tokenizer(sp_file, plan.max_len)
+    log(f"tokenizer: {tok.vocab_size} pieces, max_len {plan.max_len}")
+    # subword regularization on every other training row: unseen words split into pieces the
+    # model has learnt to read (names in real homes are not in the generator's lexicon)
+    return _Data(
+        tok=tok,
+        it_tr=encode_intents(tok, transfer, sample_every=2),
+        it_ho=encode_intents(tok, _intent_examples(seed + 1000, plan.n_heldout)),
+        it_dev=encode_intents(tok, dev) if dev else None,
+        lg_tr=encode_logs(tok, logs_train, sample_every=3),
+        lg_ho=encode_logs(tok, logs_held),
+        n_labelled=len(labelled),
+        spans_known=np.array([getattr(e, "spans_known", True) for e in transfer], bool),
+        calib_examples=val,
+    )
+
+
+def _real_examples(
+    data_dir: Path | None, plan: BuildPlan, seed: int
+) -> tuple[list[Any], list[Any], list[Any]]:
+    """(train, dev, val) real utterances; empty without a data directory."""
+    if data_dir is None:
+        return [], [], []
+    from firmware_tools.data.real import load_real
+
+    train = load_real(data_dir, "train")
+    oos = [e for e in train if e.intent is None]
+    if len(oos) > plan.max_real_oos:
+        keep = set(map(id, random.Random(seed).sample(oos, plan.max_real_oos)))
+        train = [e for e in train if e.intent is not None or id(e) in keep]
+    return train, load_real(data_dir, "dev"), load_real(data_dir, "val")
+
+
+def _build_into(
+    stage: Path,
+    plan: BuildPlan,
+    seed: int,
+    log: Any,
+    data_dir: Path | None,
+    encoder: Path | None,
+    cache: _StageCache,
+) -> dict[str, Any]:
     import tensorflow as tf
 
     from firmware_tools.model.convert import convert_segments
@@ -137,63 +265,40 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
-    with tqdm(total=4, desc="data", unit="set") as bar:
-        intents_train = _intent_examples(seed, plan.n_intents)
-        bar.update(1)
-        intents_held = _intent_examples(seed + 1000, plan.n_heldout)
-        bar.update(1)
-        logs_train = log_data.generate(seed, plan.n_logs)
-        bar.update(1)
-        logs_held = log_data.generate(seed + 1000, plan.n_heldout)
-        bar.update(1)
-
-    corpus = [e.text for e in intents_train] + [e.line for e in logs_train]
-    sp_file = train_tokenizer(corpus, stage / "tokenizer", plan.vocab, seed)
-    tok = Tokenizer(sp_file, plan.max_len)
-    log(f"tokenizer: {tok.vocab_size} pieces, max_len {plan.max_len}")
-    # subword regularization on every other training row: unseen words split into pieces the
-    # model has learnt to read (names in real homes are not in the generator's lexicon)
-    it_tr, it_ho = encode_intents(tok, intents_train, sample_every=2), encode_intents(tok, intents_held)
-    lg_tr, lg_ho = encode_logs(tok, logs_train, sample_every=3), encode_logs(tok, logs_held)
+    data = _load_data(stage, plan, seed, data_dir, log)
     clock.stage("data")
 
     n_classes = {
         "intent": len(INTENT_LABELS),
+        "slots": len(SLOT_TAGS),
         "severity": len(SEVERITIES),
         "category": len(CATEGORIES),
         "anomaly": 1,
     }
+    encoder = encoder or default_zip()
+    ckpt = load_checkpoint(encoder)
+    cache.key(_fingerprint(plan, seed, encoder, data))
+    tv = _teacher_views(ckpt, data, plan)
+    teacher = _teacher_stage(ckpt, tv, data, plan, n_classes, seed, cache, log)
+    clock.stage("teacher")
+    metrics, teacher_right = _teacher_eval(teacher, tv, data)
+    log("teacher        " + "  ".join(f"{k}={v:.4f}" for k, v in metrics["teacher"].items()))
+    t_logits = _teacher_outputs(teacher, tv, data, cache)
+    _relabel_from_teacher(data, t_logits)
+    clock.stage("teacher_outputs")
+
     base = dict(
-        vocab=tok.vocab_size,
+        vocab=data.tok.vocab_size,
         max_len=plan.max_len,
         n_intents=len(INTENT_LABELS),
         n_tags=len(SLOT_TAGS),
         n_severity=len(SEVERITIES),
         n_category=len(CATEGORIES),
     )
-    teacher = build_network(NetConfig(**base, **plan.teacher), "teacher")  # type: ignore[arg-type]
-    fit(
-        teacher,
-        make_targets(it_tr, lg_tr, None, n_classes),
-        epochs=plan.teacher_epochs,
-        batch=plan.batch,
-        lr=1.5e-3,
-        kd=KD(alpha=1.0),
-        seed=seed,
-        desc="teacher",
-        log_weight=plan.teacher_log_weight,
-    )
-    clock.stage("teacher")
-    teacher_eval, teacher_right = _keras_eval(teacher, it_ho, lg_ho, predict_logits)
-    metrics = {"teacher": teacher_eval}
-    log("teacher        " + "  ".join(f"{k}={v:.4f}" for k, v in metrics["teacher"].items()))
-    t_logits = predict_logits(teacher, np.concatenate([it_tr.ids, lg_tr.ids]))
-    if not plan.distill_slots:
-        del t_logits["slots"]
     student = build_network(NetConfig(**base, **plan.student), "student")  # type: ignore[arg-type]
     fit(
         student,
-        make_targets(it_tr, lg_tr, t_logits, n_classes),
+        make_targets(data.it_tr, data.lg_tr, t_logits, n_classes),
         epochs=plan.student_epochs,
         batch=plan.batch,
         lr=2e-3,
@@ -203,7 +308,10 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     )
     del t_logits
     clock.stage("student")
-    metrics["student_float"], student_right = _keras_eval(student, it_ho, lg_ho, predict_logits)
+    metrics["student_float"], student_right = _keras_eval(student, data.it_ho, data.lg_ho, predict_logits)
+    if data.it_dev is not None:
+        pd = predict_logits(student, data.it_dev.ids)
+        metrics["student_float"].update(_dev_metrics(pd["intent"], data.it_dev))
     paired = {k: paired_test(teacher_right[k], student_right[k]) for k in teacher_right}
     for k, v in paired.items():
         log(
@@ -213,8 +321,8 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     rng = np.random.default_rng(seed)
     calib_ids = np.concatenate(
         [
-            it_tr.ids[rng.choice(len(it_tr.ids), plan.n_calib, replace=False)],
-            lg_tr.ids[rng.choice(len(lg_tr.ids), plan.n_calib // 2, replace=False)],
+            data.it_tr.ids[rng.choice(data.n_labelled, plan.n_calib, replace=False)],
+            data.lg_tr.ids[rng.choice(len(data.lg_tr.ids), plan.n_calib // 2, replace=False)],
         ]
     )
     n_segs = 3 + student.cfg.n_blocks
@@ -223,11 +331,11 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
         tpu_segs, blocked = convert_segments(student, calib_ids, stage, edgetpu=True, progress=bar)
 
     manifest = _manifest(
-        stage, tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), teacher.cfg.to_dict()
+        stage, data.tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), _teacher_cfg(ckpt, plan)
     )
     add_fused_graphs(stage, manifest)
     _write_manifest(stage, manifest)
-    metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, it_ho, lg_ho)
+    metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, data)
     clock.stage("convert")
     manifest["calibration"] = calibration
     manifest["metrics"] = metrics
@@ -237,6 +345,180 @@ def _build_into(stage: Path, plan: BuildPlan, seed: int, log: Any) -> dict[str, 
     for name, m in metrics.items():
         log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
     return manifest
+
+
+@dataclass
+class _TeacherViews:
+    """The teacher's word pieces and frozen-layer features of every row it reads."""
+
+    it_tr: WordPieces
+    lg_tr: WordPieces
+    it_ho: WordPieces
+    lg_ho: WordPieces
+    it_dev: WordPieces | None
+    feats: dict[str, np.ndarray]
+
+
+def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan) -> _TeacherViews:
+    from firmware_tools.model.teacher import FrozenEncoder
+
+    L = plan.teacher.max_len
+    views = {
+        "it_tr": ckpt.tokenize(data.it_tr.texts, L),
+        "lg_tr": ckpt.tokenize(data.lg_tr.lines, L),
+        "it_ho": ckpt.tokenize(data.it_ho.texts, L),
+        "lg_ho": ckpt.tokenize(data.lg_ho.lines, L),
+    }
+    if data.it_dev is not None:
+        views["it_dev"] = ckpt.tokenize(data.it_dev.texts, L)
+    frozen = ckpt.config.layers - plan.teacher.trainable_layers
+    encode = FrozenEncoder(ckpt, frozen)
+    feats = {k: encode(wp) for k, wp in tqdm(views.items(), desc="frozen encoder")}
+    return _TeacherViews(
+        feats=feats, it_dev=views.get("it_dev"), **{k: views[k] for k in ("it_tr", "lg_tr", "it_ho", "lg_ho")}
+    )
+
+
+def _teacher_stage(
+    ckpt: Checkpoint,
+    tv: _TeacherViews,
+    data: _Data,
+    plan: BuildPlan,
+    n_classes: dict[str, int],
+    seed: int,
+    cache: _StageCache,
+    log: Any,
+) -> Teacher:
+    from firmware_tools.model.align import wordpiece_tags
+    from firmware_tools.model.teacher import build_teacher, fit_teacher
+
+    teacher = build_teacher(ckpt, plan.teacher, n_classes)
+    cached = cache.path("teacher", "teacher.weights.h5")
+    if cached is not None:
+        teacher.model.load_weights(cached)
+        return teacher
+    n = data.n_labelled
+    it_tags = np.stack(
+        [wordpiece_tags(tv.it_tr.offsets[i], e.spans) for i, e in enumerate(data.it_tr.examples[:n])]
+    )
+    slot_w = tv.it_tr.mask[:n] * data.spans_known[:n, None]
+    y = _teacher_targets(data, it_tags, slot_w, tv.lg_tr.mask.shape, n_classes)
+    fit_teacher(
+        teacher,
+        np.concatenate([tv.feats["it_tr"][:n], tv.feats["lg_tr"]]),
+        np.concatenate([tv.it_tr.mask[:n], tv.lg_tr.mask]),
+        y,
+        seed=seed,
+    )
+    teacher.model.save_weights(cache.target("teacher.weights.h5"))
+    return teacher
+
+
+def _teacher_targets(
+    data: _Data,
+    it_tags: np.ndarray,
+    slot_w: np.ndarray,
+    log_shape: tuple[int, ...],
+    n_classes: dict[str, int],
+) -> dict[str, np.ndarray]:
+    """Packed hard targets ``[weight, label]`` of the labelled intent rows then the log rows."""
+    n, nl = len(it_tags), log_shape[0]
+    w_int = np.concatenate([np.ones(n), np.zeros(nl)]).astype(np.float32)
+    w_log = 1.0 - w_int
+
+    def pack(w: np.ndarray, label: np.ndarray) -> np.ndarray:
+        return np.stack([w, label.astype(np.float32)], axis=1)
+
+    zi, zl = np.zeros(n), np.zeros(nl)
+    slots = np.stack(
+        [
+            np.concatenate([slot_w, np.zeros(log_shape, np.float32)]),
+            np.concatenate([it_tags, np.zeros(log_shape, np.int32)]).astype(np.float32),
+        ],
+        axis=-1,
+    )
+    return {
+        "intent": pack(w_int, np.concatenate([data.it_tr.intent[:n], zl])),
+        "slots": slots,
+        "severity": pack(w_log, np.concatenate([zi, data.lg_tr.severity])),
+        "category": pack(w_log, np.concatenate([zi, data.lg_tr.category])),
+        "anomaly": pack(w_log, np.concatenate([zi, data.lg_tr.anomaly])),
+    }
+
+
+def _teacher_eval(
+    teacher: Teacher, tv: _TeacherViews, data: _Data
+) -> tuple[dict[str, dict[str, float]], dict[str, np.ndarray]]:
+    """The teacher's held-out metrics (its own word pieces, so its own gold tags)."""
+    from firmware_tools.model.align import wordpiece_tags
+
+    pi = teacher.logits(tv.feats["it_ho"], tv.it_ho.mask)
+    pl = teacher.logits(tv.feats["lg_ho"], tv.lg_ho.mask)
+    tags = np.stack([wordpiece_tags(tv.it_ho.offsets[i], e.spans) for i, e in enumerate(data.it_ho.examples)])
+    ids = tv.it_ho.ids * (tv.it_ho.offsets[:, :, 1] > tv.it_ho.offsets[:, :, 0])  # specials count as pads
+    lg, it = data.lg_ho, data.it_ho
+    m = {
+        **intent_metrics(pi["intent"], pi["slots"], it.intent, tags, ids),
+        **log_metrics(pl["severity"], pl["category"], pl["anomaly"], lg.severity, lg.category, lg.anomaly),
+    }
+    if data.it_dev is not None and tv.it_dev is not None:
+        m.update(_dev_metrics(teacher.logits(tv.feats["it_dev"], tv.it_dev.mask)["intent"], data.it_dev))
+    gold_log = {"severity": lg.severity, "category": lg.category, "anomaly": lg.anomaly}
+    return {"teacher": m}, per_example_correct(pi, pl, it.intent, tags, ids, gold_log)
+
+
+def _dev_metrics(intent_logits: np.ndarray, dev: IntentArrays) -> dict[str, float]:
+    """In-scope accuracy and out-of-scope rejection on the real development split (argmax)."""
+    m = intent_metrics(intent_logits, np.zeros((*dev.ids.shape, 1)), dev.intent, dev.tags * 0, dev.ids)
+    return {"dev_in_scope_accuracy": m["in_scope_accuracy"], "dev_oos_rejection": m["oos_rejection"]}
+
+
+def _teacher_outputs(
+    teacher: Teacher, tv: _TeacherViews, data: _Data, cache: _StageCache
+) -> dict[str, np.ndarray]:
+    """The teacher's logits on every transfer row, slot tags moved onto the student's tokens."""
+    from firmware_tools.model.align import align_slot_logits
+
+    cached = cache.path("teacher_outputs", "teacher_outputs.npz")
+    if cached is not None:
+        with np.load(cached) as z:
+            return {k: z[k] for k in z.files}
+    pi = teacher.logits(tv.feats["it_tr"], tv.it_tr.mask)
+    pl = teacher.logits(tv.feats["lg_tr"], tv.lg_tr.mask)
+    L = data.it_tr.ids.shape[1]
+    assert data.it_tr.offsets is not None
+    slots = align_slot_logits(pi["slots"], tv.it_tr.offsets, data.it_tr.offsets, L)
+    out = {
+        "intent": np.concatenate([pi["intent"], pl["intent"]]),
+        "slots": np.concatenate([slots, np.zeros((len(pl["intent"]), L, slots.shape[-1]), np.float32)]),
+        **{k: np.concatenate([pi[k], pl[k]]) for k in ("severity", "category", "anomaly")},
+    }
+    np.savez(cache.target("teacher_outputs.npz"), **out)
+    return out
+
+
+def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
+    """Augmented rows take the teacher's intent and tags; rows without gold spans its tags."""
+    n_it = len(data.it_tr.ids)
+    aug = np.arange(n_it) >= data.n_labelled
+    data.it_tr.intent[aug] = t_logits["intent"][:n_it][aug].argmax(-1)
+    no_spans = aug | ~data.spans_known
+    tags = t_logits["slots"][:n_it].argmax(-1) * (data.it_tr.ids != 0)
+    data.it_tr.tags[no_spans] = tags[no_spans]
+
+
+def _teacher_cfg(ckpt: Checkpoint, plan: BuildPlan) -> dict[str, Any]:
+    c = ckpt.config
+    return {
+        "kind": "pretrained",
+        "source": Path(ckpt.source).name,
+        "layers": c.layers,
+        "width": c.width,
+        "heads": c.heads,
+        "trainable_layers": plan.teacher.trainable_layers,
+        "epochs": plan.teacher.epochs,
+        "max_len": plan.teacher.max_len,
+    }
 
 
 class _StageClock:
@@ -280,12 +562,20 @@ def runtime_logits(
     return {"intent": intent, "slots": slots, "severity": sev, "category": cat, "anomaly": anom}
 
 
-def _int8_metrics_and_calibration(
-    stage: Path, it: IntentArrays, lg: LogArrays
-) -> tuple[dict[str, float], dict[str, Any]]:
+def _int8_metrics_and_calibration(stage: Path, data: _Data) -> tuple[dict[str, float], dict[str, Any]]:
+    """Int8 metrics, and the temperature and per-intent thresholds chosen on calibration data:
+    half of the generated held-out split plus, with real data, its validation split. The other
+    half and the real development split are reported with that calibration."""
+    it, lg = data.it_ho, data.lg_ho
     out = runtime_logits(stage, it.ids, lg.ids)
-    half = len(it.ids) // 2  # calibrate on one half, report on the other
-    temperature, thresholds = calibrate(out["intent"][:half], it.intent[:half])
+    half = len(it.ids) // 2
+    cal_logits, cal_gold = out["intent"][:half], it.intent[:half]
+    if data.calib_examples:
+        val = encode_intents(data.tok, data.calib_examples)
+        val_logits = runtime_logits(stage, val.ids, lg.ids[:1])["intent"]
+        cal_logits = np.concatenate([cal_logits, val_logits])
+        cal_gold = np.concatenate([cal_gold, val.intent])
+    temperature, thresholds = calibrate(cal_logits, cal_gold)
     raw = intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids)
     cal = intent_metrics(
         out["intent"][half:],
@@ -303,6 +593,15 @@ def _int8_metrics_and_calibration(
     metrics.update(
         {f"calibrated_{k}": v for k, v in cal.items() if k in ("in_scope_accuracy", "oos_rejection")}
     )
+    if data.it_dev is not None:
+        dev = data.it_dev
+        dev_out = runtime_logits(stage, dev.ids, lg.ids[:1])
+        metrics.update(_dev_metrics(dev_out["intent"], dev))
+        m = intent_metrics(
+            dev_out["intent"], dev_out["slots"], dev.intent, dev.tags, dev.ids, temperature, thresholds
+        )
+        metrics["calibrated_dev_in_scope_accuracy"] = m["in_scope_accuracy"]
+        metrics["calibrated_dev_oos_rejection"] = m["oos_rejection"]
     return metrics, {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
 
 

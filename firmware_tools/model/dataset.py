@@ -22,12 +22,18 @@ __all__ = [
     "bio_tags",
     "encode_intents",
     "encode_logs",
+    "tag_index",
     "train_tokenizer",
 ]
 
 INTENT_LABELS: tuple[str, ...] = (*INTENTS, OUT_OF_SCOPE)
 SLOT_TAGS: tuple[str, ...] = ("O", *(f"{p}-{s}" for s in SLOTS for p in ("B", "I")))
 _TAG_INDEX = {t: i for i, t in enumerate(SLOT_TAGS)}
+
+
+def tag_index() -> dict[str, int]:
+    """Slot tag name -> index in ``SLOT_TAGS``."""
+    return dict(_TAG_INDEX)
 
 
 def train_tokenizer(texts: Sequence[str], prefix: Path, vocab_size: int, seed: int) -> Path:
@@ -80,6 +86,7 @@ class IntentArrays:
     tags: np.ndarray  # (N, L) int32
     texts: list[str]
     examples: list[Any]
+    offsets: list[list[tuple[int, int]]] | None = None  # char range of each real token
 
 
 @dataclass
@@ -100,13 +107,15 @@ def encode_intents(
     ids = np.zeros((n, L), np.int32)
     intent = np.zeros(n, np.int32)
     tags = np.zeros((n, L), np.int32)
+    offsets = []
     for i, ex in enumerate(examples):
         sampled = sample_every > 0 and i % sample_every == 0
         enc = tok.encode_sampled(ex.text, alpha) if sampled else tok.encode(ex.text)
         ids[i] = enc.ids
         intent[i] = index[ex.intent if ex.intent is not None else OUT_OF_SCOPE]
         tags[i] = bio_tags(enc, ex.spans, L)
-    return IntentArrays(ids, intent, tags, [e.text for e in examples], list(examples))
+        offsets.append(enc.offsets)
+    return IntentArrays(ids, intent, tags, [e.text for e in examples], list(examples), offsets)
 
 
 def encode_logs(

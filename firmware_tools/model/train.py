@@ -22,7 +22,16 @@ from tqdm.auto import tqdm
 from firmware_tools.model.dataset import IntentArrays, LogArrays
 from firmware_tools.model.network import Network
 
-__all__ = ["KD", "Targets", "fit", "make_targets", "predict_logits"]
+__all__ = [
+    "KD",
+    "Targets",
+    "compile_heads",
+    "fit",
+    "fit_arrays",
+    "make_targets",
+    "predict_logits",
+    "progress",
+]
 
 HEADS = ("intent", "slots", "severity", "category", "anomaly")
 
@@ -134,16 +143,33 @@ def fit(
     log_weight: float = 0.5,
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others."""
-    steps = int(np.ceil(len(data.ids) / batch)) * epochs
+    fit_arrays(
+        net.model,
+        data.ids,
+        data.y,
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        kd=kd,
+        seed=seed,
+        desc=desc,
+        log_weight=log_weight,
+    )
+
+
+def compile_heads(
+    model: keras.Model, *, lr: float, steps: int, kd: KD, soft_slots: bool, log_weight: float
+) -> None:
+    """AdamW with cosine decay over ``steps``, and the packed-target losses of the five heads."""
     schedule = keras.optimizers.schedules.CosineDecay(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
     )
-    net.model.compile(
+    model.compile(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
         loss={
             "intent": _softmax_kd(kd),
             # hard tags only unless the targets carry the teacher's per-token logits
-            "slots": _softmax_kd(kd if data.y["slots"].shape[-1] > 2 else KD(alpha=1.0)),
+            "slots": _softmax_kd(kd if soft_slots else KD(alpha=1.0)),
             "severity": _softmax_kd(kd),
             "category": _softmax_kd(kd),
             "anomaly": _sigmoid_kd(kd),
@@ -156,13 +182,38 @@ def fit(
             "anomaly": 1.0,
         },
     )
+
+
+def fit_arrays(
+    model: keras.Model,
+    inputs: Any,
+    y: dict[str, np.ndarray],
+    *,
+    epochs: int,
+    batch: int,
+    lr: float,
+    kd: KD,
+    seed: int,
+    desc: str,
+    log_weight: float = 0.5,
+) -> None:
+    """Train a model with the five heads on packed targets (see ``make_targets``)."""
+    n = len(y["intent"])
+    steps = int(np.ceil(n / batch)) * epochs
+    soft = y["slots"].shape[-1] > 2
+    compile_heads(model, lr=lr, steps=steps, kd=kd, soft_slots=soft, log_weight=log_weight)
     ds = (
-        tf.data.Dataset.from_tensor_slices((data.ids, data.y))
-        .shuffle(len(data.ids), seed=seed, reshuffle_each_iteration=True)
+        tf.data.Dataset.from_tensor_slices((inputs, y))
+        .shuffle(n, seed=seed, reshuffle_each_iteration=True)
         .batch(batch)
         .prefetch(2)
     )
-    net.model.fit(ds, epochs=epochs, verbose=0, callbacks=[_Bar(steps, desc)])
+    model.fit(ds, epochs=epochs, verbose=0, callbacks=[progress(steps, desc)])
+
+
+def progress(steps: int, desc: str) -> keras.callbacks.Callback:
+    """A tqdm bar over training steps (stderr)."""
+    return _Bar(steps, desc)
 
 
 def predict_logits(net: Network, ids: np.ndarray, batch: int = 512) -> dict[str, np.ndarray]:

@@ -1,0 +1,98 @@
+"""The pretrained teacher's parts: checkpoint reading, the encoder's sense, slot-tag alignment
+onto the student's tokens, and the transfer set's augmentation."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from firmware_tools.data.intents import generate
+from firmware_tools.model.align import align_slot_logits
+from firmware_tools.model.dataset import SLOT_TAGS, tag_index
+from firmware_tools.model.pretrained import load_checkpoint, read_safetensors
+from firmware_tools.model.transfer import augment
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
+    header, blobs, offset = {}, [], 0
+    for name, arr in tensors.items():
+        raw = arr.astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps(header).encode()
+    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
+
+
+def test_safetensors_round_trip() -> None:
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.array([0.5, -1.0], np.float32)
+    out = read_safetensors(_safetensors({"a": a, "b": b}))
+    assert set(out) == {"a", "b"}
+    np.testing.assert_array_equal(out["a"], a)
+    np.testing.assert_array_equal(out["b"], b)
+
+
+def test_a_zip_without_weights_is_refused(tmp_path: Path) -> None:
+    z = tmp_path / "enc.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("config.json", "{}")
+        zf.writestr("tokenizer.json", "{}")
+    with pytest.raises(FileNotFoundError, match=r"model\.safetensors"):
+        load_checkpoint(z)
+
+
+@pytest.mark.slow
+def test_the_pretrained_encoder_knows_what_sentences_mean() -> None:
+    """Weights mapped wrongly (a transpose, a swapped norm) give embeddings with no sense. Run in a
+    child process: TensorFlow must stay out of this one (tests/distill_checks.py says why)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy; runpy.run_path('tests/teacher_checks.py', run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "encoder checks passed" in proc.stdout
+
+
+def test_slot_distributions_move_onto_student_tokens() -> None:
+    idx = tag_index()
+    c = len(SLOT_TAGS)
+    # "dim kitchen": teacher pieces [CLS] dim kitchen [SEP]; student: "dim" "kit" "chen"
+    t_offsets = np.array([[[0, 0], [0, 3], [4, 11], [0, 0]]], np.int32)
+    t_logits = np.full((1, 4, c), -9.0, np.float32)
+    t_logits[0, 1, idx["O"]] = 9.0
+    t_logits[0, 2, idx["B-area"]] = 9.0
+    out = align_slot_logits(t_logits, t_offsets, [[(0, 3), (4, 7), (7, 11)]], 5)
+    best = out[0].argmax(-1)
+    assert [SLOT_TAGS[i] for i in best] == ["O", "B-area", "I-area", "O", "O"]
+    probs = np.exp(out[0])
+    assert probs[2, idx["B-area"]] < 1e-3  # the B mass of the piece's second token moved to I
+
+
+def test_augmented_utterances_keep_their_spans() -> None:
+    examples = [e for e in generate(5, 400) if e.spans][:80]
+    edited = 0
+    for i, ex in enumerate(examples):
+        want = sorted((ex.text[s:e], slot) for s, e, slot in ex.spans)
+        for new in augment([ex], 3, seed=i):
+            assert new.text != ex.text and new.intent == ex.intent
+            assert sorted((new.text[s:e], slot) for s, e, slot in new.spans) == want
+            edited += 1
+    assert edited > 120  # most draws change something
