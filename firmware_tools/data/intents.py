@@ -39,6 +39,9 @@ class IntentExample:
     slots: dict[str, object]
     context_area: str | None = None  # the satellite's area the expected slots assume
     home: Home | None = field(default=None, repr=False, compare=False)  # the home it was drawn from
+    # False when the text's slots were not annotated (crowd data mapped by intent only,
+    # firmware_tools/data/real.py): training learns its intent and skips its slot loss
+    spans_known: bool = True
 
 
 # ------------------------------------------------------------------------------ numbers
