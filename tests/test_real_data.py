@@ -69,6 +69,15 @@ SNIPS_TRAIN: dict[str, list[dict[str, Any]]] = {
         _snips_row(("Play ", None), ("Magic Sam", "artist"), (" on ", None), ("Youtube", "service")),
     ],
     "BookRestaurant": [_snips_row(("book a table at ", None), ("Nopa", "restaurant_name"))],
+    "SearchCreativeWork": [
+        _snips_row(
+            ("play the ", None), ("movie", "object_type"), (" ", None), ("White Christmas", "object_name")
+        ),
+        _snips_row(
+            ("Play me a ", None), ("trailer", "object_type"), (" for ", None), ("Kill Bill", "object_name")
+        ),
+        _snips_row(("find the ", None), ("album", "object_type"), (" ", None), ("Blue Train", "object_name")),
+    ],
 }  # fmt: skip
 
 
@@ -174,6 +183,17 @@ def test_snips_weather_and_music_spans(data_dir: Path) -> None:
     sam = train["Play Magic Sam on Youtube"]
     assert (_spans(sam), sam.slots) == ([("Magic Sam", "search_query")], {"search_query": "Magic Sam"})
     assert train["book a table at Nopa"].intent is None
+
+
+def test_snips_searches_are_out_of_scope_but_play_requests_are_not(data_dir: Path) -> None:
+    rows, drops = mapped(data_dir, "train")
+    train = _by_text([m.example for m in rows])
+    movie = train["play the movie White Christmas"]
+    assert movie.intent == "HassMediaSearchAndPlay"
+    assert _spans(movie) == [("movie", "media_class"), ("White Christmas", "search_query")]
+    assert movie.slots == {"media_class": "movie", "search_query": "White Christmas"}
+    assert train["find the album Blue Train"].intent is None
+    assert "Play me a trailer for Kill Bill" in {d.text for d in drops}
 
 
 def test_splits_keep_development_rows_out_of_training(data_dir: Path) -> None:

@@ -111,7 +111,7 @@ _LOOKS_SERVED = re.compile(
     r"\b(?:weather|forecast|volume|louder|quieter|(?:turn|switch) (?:on|off) the (?:lights?|fan|tv)"
     r"|lights? (?:on|off)|thermostat|(?:add|put) .* (?:shopping|to ?-?do) list|(?:set|start) a timer"
     r"|next song"
-    r"|never ?mind|what time is it|today'?s date)\b"
+    r"|never ?mind|what time is it|today'?s date)\b|^(?:please |can you |could you )?(?:play|put on) "
 )
 
 
@@ -457,11 +457,40 @@ def _snips_music(text: str, chunks: Sequence[Chunk]) -> _Label:
     return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
 
 
+_PLAY = re.compile(
+    r"^(?:(?:please|can you|could you|would you|i want to|i'd like to|i want you to|let me|i need to)\s+)*"
+    r"(?:play|put on|listen to|hear|start playing)\b",
+    re.IGNORECASE,
+)
+
+
+def _snips_creative_work(text: str, chunks: Sequence[Chunk]) -> _Label | str:
+    """Mostly searches ("find the album X": out of scope), but "play the song X" and "play the
+    movie X" are requests to play: HassMediaSearchAndPlay, as our generator labels them."""
+    if not _PLAY.search(text):
+        return _Label(None, spans_known=True)
+    names = [(s, e) for s, e, kind in chunks if kind == "object_name"]
+    types = [(s, e) for s, e, kind in chunks if kind == "object_type"]
+    if len(names) != 1 or len(types) > 1:
+        return _Label("HassMediaSearchAndPlay")
+    spans: list[Span] = [(names[0][0], names[0][1], "search_query")]
+    slots: dict[str, object] = {"search_query": text[names[0][0] : names[0][1]]}
+    if types:
+        cls = _MEDIA_WORDS.get(text[types[0][0] : types[0][1]].lower())
+        if cls is None:
+            return "plays a game, trailer, saga, picture or book: not a media search of ours"
+        spans.append((types[0][0], types[0][1], "media_class"))
+        slots["media_class"] = cls
+    return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
+
+
 def _map_snips(intent: str, text: str, chunks: Sequence[Chunk]) -> _Label | str:
     if intent == "GetWeather":
         return _snips_weather(text, chunks)
     if intent == "PlayMusic":
         return _snips_music(text, chunks)
+    if intent == "SearchCreativeWork":
+        return _snips_creative_work(text, chunks)
     return _Label(None, spans_known=True)
 
 
