@@ -37,6 +37,9 @@ CLINC: dict[str, list[list[str]]] = {
         ["never mind, cancel that", "cancel"],
         ["how is the weather today", "maybe"],
         ["what is my credit score", "credit_score"],
+        ["play the song called tiny dancer", "play_music"],
+        ["please play come as you are by nirvana", "play_music"],
+        ["play some music", "play_music"],
     ],
     "oos_train": [["how do i grow tomatoes", "oos"]],
     "val": [["what's the date today", "date"]],
@@ -149,6 +152,17 @@ def test_volume_timer_and_lists(data_dir: Path) -> None:
     todo = train["add clean the bathroom to my to do list"]
     assert todo.intent == "HassListAddItem"
     assert _spans(todo) == [("clean the bathroom", "item"), ("to do", "list_name")]
+
+
+def test_play_music_spans_where_the_words_make_them_certain(data_dir: Path) -> None:
+    train = _by_text(load_real(data_dir, "train"))
+    song = train["play the song called tiny dancer"]
+    assert _spans(song) == [("song", "media_class"), ("tiny dancer", "search_query")]
+    assert song.slots == {"media_class": "track", "search_query": "tiny dancer"}
+    by = train["please play come as you are by nirvana"]  # "X by Y" is one query, as the generator writes it
+    assert by.slots == {"search_query": "come as you are by nirvana"}
+    some = train["play some music"]
+    assert (some.intent, some.spans_known) == ("HassMediaSearchAndPlay", False)
 
 
 def test_out_of_scope_and_mislabelled_rows(data_dir: Path) -> None:

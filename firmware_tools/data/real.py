@@ -215,9 +215,33 @@ def _next_song(text: str) -> _Label | str:
     return _intent_only("HassMediaNext")
 
 
+_ASK = r"^(?:(?:please|can you|could you|would you|will you|i want to|i'd like to|let me|go ahead and)\s+)*"
+_END = r"(?:,? (?:please|for me|now))*$"
+_SONG = re.compile(
+    _ASK
+    + r"(?:play|put on|hear|start)(?: me)? the (?P<c>song)(?: called| titled| named)? (?P<q>[^,]+?)"
+    + _END
+)
+_PLAYLIST = re.compile(
+    _ASK + r"(?:play|put on|hear|start)(?: me)? (?:my|the) (?P<q>[a-z0-9' -]+?) (?P<c>playlist)" + _END
+)
+_BY = re.compile(_ASK + r"(?:play|put on)(?: me)? (?P<q>(?P<t>[a-z0-9' -]+?) by [a-z0-9' -]+?)" + _END)
+_NOT_A_TITLE = re.compile(r"^(?:that|with|where|which|music|songs?|some|something|anything)\b")
+
+
 def _play_music(text: str) -> _Label | str:
     if _has(text, r"^(?:what does|do you have|is it okay|how)\b|\bguitar\b"):
         return "a question about music, not a request to play"
+    for rx, cls in ((_SONG, "track"), (_PLAYLIST, "playlist"), (_BY, None)):
+        m = rx.search(text)
+        if m is None or _NOT_A_TITLE.search(m.group("t" if cls is None else "q")):
+            continue
+        spans = [_span_of(text, m, "q", "search_query")]
+        slots: dict[str, object] = {"search_query": m.group("q")}
+        if cls is not None:
+            spans.append(_span_of(text, m, "c", "media_class"))
+            slots["media_class"] = cls
+        return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
     return _intent_only("HassMediaSearchAndPlay")
 
 
