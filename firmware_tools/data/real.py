@@ -520,9 +520,16 @@ def _map_snips(intent: str, text: str, chunks: Sequence[Chunk]) -> _Label | str:
 
 # ------------------------------------------------------------------------------ reading
 def _latin1_fallback(err: UnicodeError) -> tuple[str, int]:
+    """Bytes that are not UTF-8: an emoji written as two UTF-8-encoded surrogates (CESU-8),
+    else Latin-1."""
     if not isinstance(err, UnicodeDecodeError):
         raise err
-    return err.object[err.start : err.end].decode("latin-1"), err.end
+    raw, i = bytes(err.object), err.start
+    pair = raw[i : i + 6]
+    if len(pair) == 6 and pair[0] == pair[3] == 0xED and 0xA0 <= pair[1] <= 0xAF and 0xB0 <= pair[4] <= 0xBF:
+        wide = pair.decode("utf-8", "surrogatepass").encode("utf-16-le", "surrogatepass")
+        return wide.decode("utf-16-le"), i + 6
+    return raw[i : err.end].decode("latin-1"), err.end
 
 
 codecs.register_error("edge_latin1_fallback", _latin1_fallback)
@@ -607,6 +614,14 @@ def mapped(data_dir: Path, split: Split) -> tuple[list[Mapped], list[Dropped]]:
             drops.append(Dropped(source, text, snips))
         else:
             out.append(Mapped(source, _example(snips, text)))
+    if split == "train":  # the corpora repeat a few lines across splits: keep dev unseen
+        dev = {m.example.text.lower() for m in mapped(data_dir, "dev")[0]}
+        drops += [
+            Dropped(m.source, m.example.text, "also in the dev split")
+            for m in out
+            if m.example.text.lower() in dev
+        ]
+        out = [m for m in out if m.example.text.lower() not in dev]
     return out, drops
 
 
