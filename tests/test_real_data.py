@@ -37,11 +37,18 @@ CLINC: dict[str, list[list[str]]] = {
         ["never mind, cancel that", "cancel"],
         ["how is the weather today", "maybe"],
         ["what is my credit score", "credit_score"],
+        ["play the song called tiny dancer", "play_music"],
+        ["please play come as you are by nirvana", "play_music"],
+        ["play some music", "play_music"],
     ],
     "oos_train": [["how do i grow tomatoes", "oos"]],
     "val": [["what's the date today", "date"]],
     "oos_val": [["who won the game last night", "oos"]],
-    "test": [["skip this song", "next_song"], ["what's tomorrow's date", "date"]],
+    "test": [
+        ["skip this song", "next_song"],
+        ["what's tomorrow's date", "date"],
+        ["what is my credit score", "credit_score"],
+    ],
     "oos_test": [["book me a table for two", "oos"]],
 }
 
@@ -67,15 +74,29 @@ SNIPS_TRAIN: dict[str, list[dict[str, Any]]] = {
             (" by ", None), ("Alex Otaola", "artist"),
         ),
         _snips_row(("Play ", None), ("Magic Sam", "artist"), (" on ", None), ("Youtube", "service")),
+        _snips_row(("Play ", None), ("Pizza Party \U0001f355", "playlist")),
     ],
     "BookRestaurant": [_snips_row(("book a table at ", None), ("Nopa", "restaurant_name"))],
+    "SearchCreativeWork": [
+        _snips_row(
+            ("play the ", None), ("movie", "object_type"), (" ", None), ("White Christmas", "object_name")
+        ),
+        _snips_row(
+            ("Play me a ", None), ("trailer", "object_type"), (" for ", None), ("Kill Bill", "object_name")
+        ),
+        _snips_row(("find the ", None), ("album", "object_type"), (" ", None), ("Blue Train", "object_name")),
+    ],
 }  # fmt: skip
 
 
 def _write_snips(path: Path, intent: str, rows: list[dict[str, Any]]) -> None:
     text = json.dumps({intent: rows}, ensure_ascii=False)
     # like the real files: mostly UTF-8, some accented letters as single Latin-1 bytes
-    path.write_bytes(text.replace("Ú", "\x00").encode("utf-8").replace(b"\x00", "Ú".encode("latin-1")))
+    # and some emoji as two UTF-8-encoded surrogates (CESU-8)
+    raw = text.replace("Ú", "\x00").replace("\U0001f355", "\x01").encode("utf-8")
+    path.write_bytes(
+        raw.replace(b"\x00", "Ú".encode("latin-1")).replace(b"\x01", b"\xed\xa0\xbc\xed\xbd\x95")
+    )
 
 
 @pytest.fixture()
@@ -142,12 +163,22 @@ def test_volume_timer_and_lists(data_dir: Path) -> None:
     assert _spans(todo) == [("clean the bathroom", "item"), ("to do", "list_name")]
 
 
+def test_play_music_spans_where_the_words_make_them_certain(data_dir: Path) -> None:
+    train = _by_text(load_real(data_dir, "train"))
+    song = train["play the song called tiny dancer"]
+    assert _spans(song) == [("song", "media_class"), ("tiny dancer", "search_query")]
+    assert song.slots == {"media_class": "track", "search_query": "tiny dancer"}
+    by = train["please play come as you are by nirvana"]  # "X by Y" is one query, as the generator writes it
+    assert by.slots == {"search_query": "come as you are by nirvana"}
+    some = train["play some music"]
+    assert (some.intent, some.spans_known) == ("HassMediaSearchAndPlay", False)
+
+
 def test_out_of_scope_and_mislabelled_rows(data_dir: Path) -> None:
     rows, drops = mapped(data_dir, "train")
     train = _by_text([m.example for m in rows])
-    assert train["what is my credit score"].intent is None
-    assert train["what is my credit score"].spans == [] and train["what is my credit score"].spans_known
     assert train["how do i grow tomatoes"].intent is None
+    assert train["how do i grow tomatoes"].spans == [] and train["how do i grow tomatoes"].spans_known
     reasons = {d.text: d.reason for d in drops}
     assert "how is the weather today" in reasons  # labelled "maybe" in CLINC, but a served request
     assert "what time is it in tokyo" in reasons  # HassGetCurrentTime tells the local time only
@@ -171,19 +202,33 @@ def test_snips_weather_and_music_spans(data_dir: Path) -> None:
     album = train["play the MÚSICA album by Alex Otaola"]  # the Latin-1 byte is read as a letter
     assert album.intent == "HassMediaSearchAndPlay"
     assert _spans(album) == [("MÚSICA album by Alex Otaola", "search_query")]
+    assert train["Play Pizza Party \U0001f355"].slots == {"search_query": "Pizza Party \U0001f355"}
     sam = train["Play Magic Sam on Youtube"]
     assert (_spans(sam), sam.slots) == ([("Magic Sam", "search_query")], {"search_query": "Magic Sam"})
     assert train["book a table at Nopa"].intent is None
+
+
+def test_snips_searches_are_out_of_scope_but_play_requests_are_not(data_dir: Path) -> None:
+    rows, drops = mapped(data_dir, "train")
+    train = _by_text([m.example for m in rows])
+    movie = train["play the movie White Christmas"]
+    assert movie.intent == "HassMediaSearchAndPlay"
+    assert _spans(movie) == [("movie", "media_class"), ("White Christmas", "search_query")]
+    assert movie.slots == {"media_class": "movie", "search_query": "White Christmas"}
+    assert train["find the album Blue Train"].intent is None
+    assert "Play me a trailer for Kill Bill" in {d.text for d in drops}
 
 
 def test_splits_keep_development_rows_out_of_training(data_dir: Path) -> None:
     train = {ex.text for ex in load_real(data_dir, "train")}
     dev = _by_text(load_real(data_dir, "dev"))
     val = _by_text(load_real(data_dir, "val"))
+    assert "what is my credit score" not in train  # a CLINC line in train and test stays in dev only
     assert set(dev) == {
         "skip this song",
         "book me a table for two",
         "Play Slayer",
+        "what is my credit score",
     }  # tomorrow's date: dropped
     assert not train & set(dev) and not train & set(val)
     assert dev["skip this song"].intent == "HassMediaNext"
@@ -212,6 +257,6 @@ def test_missing_file_names_the_path(tmp_path: Path) -> None:
 def test_cli_prints_counts_per_intent(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(data_dir), "--split", "dev"]) == 0
     out = capsys.readouterr().out
-    assert "== dev: 3 examples (2 in scope" in out
+    assert "== dev: 4 examples (2 in scope" in out
     assert "HassMediaNext" in out and "dropped clinc:date: 1" in out
     assert main([str(data_dir / "missing")]) == 2

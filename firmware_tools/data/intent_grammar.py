@@ -62,7 +62,8 @@ _NO_SPACE_BEFORE = (",", ".", "?", "!", "'s", ":", ";", "%")
 RULES: dict[str, str] = {
     "pls": "(please|could you|can you|would you|will you|can you please|could you please|"
     "i want you to|i'd like you to|go ahead and|kindly|hey|ok|okay|i need you to|would you mind|"
-    "let's|quickly|just|yo|alright|um|uh|hey there|)",
+    "let's|quickly|just|yo|alright|um|uh|hey there|could you maybe|can you maybe|maybe you could|"
+    "um could you|uh can you|so|do me a favor and|if you could|you wanna|i wanna|)",
     "pls_end": "(please|thanks|thank you|now|right now|for me|asap|if you can|will you|real quick|"
     "when you get a chance|pronto|)",
     "the": "(the|the|my|our|)",

@@ -758,7 +758,23 @@ def _color(g: _G) -> Fill:
 
 
 def light_set(g: _G) -> Result:
-    if g.rng.random() < 0.55:
+    r = g.rng.random()
+    if r < 0.12:  # several attributes in one command
+        both = (
+            "set {t} to {c} at {b}",
+            "(make|turn) {t} {c} (at|and) {b}",
+            "set {t} to {b} and {c}",
+            "<pls> set {t} to {c} and {b} brightness",
+            "change {t} to {c} at {b}",
+            "{t} {c} at {b}",
+            "make {t} {c} and {b} bright",
+            "set {t} to {b} brightness in {c}",
+        )
+        return _run(
+            g, "HassLightSet", both, t=lambda: _light_target(g, area_alone=True),
+            b=lambda: _brightness(g), c=lambda: _color(g),
+        )  # fmt: skip
+    if r < 0.6:
         t: tuple[str, ...] = (
             "set {t} to {b}",
             "set {t} brightness to {b}",
@@ -2105,6 +2121,13 @@ def decrease_timer(g: _G) -> Result:
 
 # ------------------------------------------------------------------------------ lists
 def _item(g: _G) -> Fill:
+    """One item, or several in one span ("eggs, milk and bread"): HA's list intents read the
+    whole wildcard as one item, and so does build_slots."""
+    if g.rng.random() < 0.15:
+        items = g.rng.sample(lx.ITEMS, g.rng.choice((2, 2, 3)))
+        head = ", ".join(items[:-1])
+        text = f"{head}{g.choice((' and ', ', and ', ' and ', ', '))}{items[-1]}"
+        return g.word(text, "item", item=text)
     item = g.choice(lx.ITEMS)
     return g.word(item, "item", item=item)
 
@@ -2215,6 +2238,27 @@ def list_complete(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ info
+_FORECAST_DAYS = (
+    "today",
+    "tonight",
+    "tomorrow",
+    "this afternoon",
+    "this evening",
+    "this week",
+    "this weekend",
+    "next week",
+    "on saturday",
+    "on sunday",
+    "on friday",
+    "saturday",
+    "on monday",
+    "tomorrow morning",
+    "each night this week",
+    "over the next few days",
+    "later",
+)
+
+
 def weather(g: _G) -> Result:
     place = g.choice(lx.WEATHER_PLACES)
     pf = lambda: g.word(g.surface(place), "name", name=place)  # noqa: E731
@@ -2242,12 +2286,24 @@ def weather(g: _G) -> Result:
             "(give me|check) the weather [for {p}]",
             "what's the weather in {p} right now ?",
             "is it (cold|warm|hot) outside ?",
-            # today's outlook is the weather too (a later day's forecast is out of scope)
+            # the outlook and the forecast of a later day are the weather too
             "is it going to (rain|snow) [today|tonight|this afternoon] ?",
             "will it (rain|snow) today ?",
             "do i need (an umbrella|a jacket|a coat) [today] ?",
             "should i (take|bring) an umbrella [today] ?",
+            "will it (rain|snow|be sunny|be windy) {d} ?",
+            "is it (going to|gonna) (rain|snow|be hot|be cold|freeze) {d} [in {p}] ?",
+            "what's the weather (going to|gonna) be like [{d}] ?",
+            "what is the forecast (for|in) {p} ?",
+            "what's the forecast [for] {d} ?",
+            "(what's|what is|give me) the (forecast|weather forecast|weather) for {d} [in {p}]",
+            "how (cold|hot|warm) will it get {d} ?",
+            "(are|is) (storms|thunderstorms|snow|rain|frost) (likely|expected|coming) {d} ?",
+            "what will the weather be like {d} [in {p}] ?",
+            "how's the weather looking {d} ?",
+            "what's the high (for|on) {d} ?",
         ),
+        d=lambda: Fill([(g.choice(_FORECAST_DAYS), None)], {}),
         p=pf,
     )
 

@@ -1,7 +1,8 @@
 """Speech-recognizer style noise over tagged pieces (spans stay aligned: noise edits pieces).
 
-Lower-casing, dropped punctuation and apostrophes, dropped articles, stutters, homophones and
-small typos in untagged words, the way voice satellites and sloppy typing deliver text.
+Lower-casing, dropped punctuation and apostrophes, dropped articles, stutters, hesitations
+("uh", "um") between words, homophones and small typos in untagged words, the way voice
+satellites and sloppy typing deliver text.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ _HOMOPHONES: dict[str, tuple[str, ...]] = {
 }
 
 
+_HESITATIONS = ("uh", "um", "er", "uhm")
+
+
 def _typo(word: str, rng: random.Random) -> str:
     if len(word) < 5 or not word.isalpha():
         return word
@@ -71,6 +75,8 @@ def add_noise(pieces: list[Piece], rng: random.Random, lowercase: bool) -> list[
     for text, slot in pieces:
         if lowercase:
             text = text.lower()
+        if slot is None and strength and rng.random() < 0.012 * strength:  # a hesitation between words
+            out.append((rng.choice(_HESITATIONS), None))
         if slot is None:
             if text in _PUNCT and drop_punct:
                 continue

@@ -300,8 +300,35 @@ class _G:
 # ------------------------------------------------------------------------------ example assembly
 
 
+_WAKE_WORDS = (
+    "hey google",
+    "ok google",
+    "alexa",
+    "hey alexa",
+    "hey siri",
+    "ok nabu",
+    "hey nabu",
+    "hey jarvis",
+    "hey mycroft",
+    "computer",
+    "hey home assistant",
+    "okay nabu",
+)
+WAKE_WORD_SHARE = 0.05
+
+
+def _wake_word(g: _G, pieces: list[Piece]) -> list[Piece]:
+    """A wake word the satellite left in the transcript ("hey google, ..."), never tagged."""
+    if g.rng.random() >= WAKE_WORD_SHARE:
+        return pieces
+    wake: list[Piece] = [(g.choice(_WAKE_WORDS), None)]
+    if g.rng.random() < 0.5:
+        wake.append((",", None))
+    return wake + pieces
+
+
 def _finish(g: _G, intent: str | None, pieces: list[Piece], slots: dict[str, object]) -> IntentExample:
-    pieces = add_noise(pieces, g.rng, lowercase=g.lower)
+    pieces = add_noise(_wake_word(g, pieces), g.rng, lowercase=g.lower)
     text, spans = join_pieces(pieces)
     slots = dict(slots)
     slots.pop(_GLOBAL, None)

@@ -111,7 +111,7 @@ _LOOKS_SERVED = re.compile(
     r"\b(?:weather|forecast|volume|louder|quieter|(?:turn|switch) (?:on|off) the (?:lights?|fan|tv)"
     r"|lights? (?:on|off)|thermostat|(?:add|put) .* (?:shopping|to ?-?do) list|(?:set|start) a timer"
     r"|next song"
-    r"|never ?mind|what time is it|today'?s date)\b"
+    r"|never ?mind|what time is it|today'?s date)\b|^(?:please |can you |could you )?(?:play|put on) "
 )
 
 
@@ -215,9 +215,33 @@ def _next_song(text: str) -> _Label | str:
     return _intent_only("HassMediaNext")
 
 
+_ASK = r"^(?:(?:please|can you|could you|would you|will you|i want to|i'd like to|let me|go ahead and)\s+)*"
+_END = r"(?:,? (?:please|for me|now))*$"
+_SONG = re.compile(
+    _ASK
+    + r"(?:play|put on|hear|start)(?: me)? the (?P<c>song)(?: called| titled| named)? (?P<q>[^,]+?)"
+    + _END
+)
+_PLAYLIST = re.compile(
+    _ASK + r"(?:play|put on|hear|start)(?: me)? (?:my|the) (?P<q>[a-z0-9' -]+?) (?P<c>playlist)" + _END
+)
+_BY = re.compile(_ASK + r"(?:play|put on)(?: me)? (?P<q>(?P<t>[a-z0-9' -]+?) by [a-z0-9' -]+?)" + _END)
+_NOT_A_TITLE = re.compile(r"^(?:that|with|where|which|music|songs?|some|something|anything)\b")
+
+
 def _play_music(text: str) -> _Label | str:
     if _has(text, r"^(?:what does|do you have|is it okay|how)\b|\bguitar\b"):
         return "a question about music, not a request to play"
+    for rx, cls in ((_SONG, "track"), (_PLAYLIST, "playlist"), (_BY, None)):
+        m = rx.search(text)
+        if m is None or _NOT_A_TITLE.search(m.group("t" if cls is None else "q")):
+            continue
+        spans = [_span_of(text, m, "q", "search_query")]
+        slots: dict[str, object] = {"search_query": m.group("q")}
+        if cls is not None:
+            spans.append(_span_of(text, m, "c", "media_class"))
+            slots["media_class"] = cls
+        return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
     return _intent_only("HassMediaSearchAndPlay")
 
 
@@ -457,19 +481,55 @@ def _snips_music(text: str, chunks: Sequence[Chunk]) -> _Label:
     return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
 
 
+_PLAY = re.compile(
+    r"^(?:(?:please|can you|could you|would you|i want to|i'd like to|i want you to|let me|i need to)\s+)*"
+    r"(?:play|put on|listen to|hear|start playing)\b",
+    re.IGNORECASE,
+)
+
+
+def _snips_creative_work(text: str, chunks: Sequence[Chunk]) -> _Label | str:
+    """Mostly searches ("find the album X": out of scope), but "play the song X" and "play the
+    movie X" are requests to play: HassMediaSearchAndPlay, as our generator labels them."""
+    if not _PLAY.search(text):
+        return _Label(None, spans_known=True)
+    names = [(s, e) for s, e, kind in chunks if kind == "object_name"]
+    types = [(s, e) for s, e, kind in chunks if kind == "object_type"]
+    if len(names) != 1 or len(types) > 1:
+        return _Label("HassMediaSearchAndPlay")
+    spans: list[Span] = [(names[0][0], names[0][1], "search_query")]
+    slots: dict[str, object] = {"search_query": text[names[0][0] : names[0][1]]}
+    if types:
+        cls = _MEDIA_WORDS.get(text[types[0][0] : types[0][1]].lower())
+        if cls is None:
+            return "plays a game, trailer, saga, picture or book: not a media search of ours"
+        spans.append((types[0][0], types[0][1], "media_class"))
+        slots["media_class"] = cls
+    return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
+
+
 def _map_snips(intent: str, text: str, chunks: Sequence[Chunk]) -> _Label | str:
     if intent == "GetWeather":
         return _snips_weather(text, chunks)
     if intent == "PlayMusic":
         return _snips_music(text, chunks)
+    if intent == "SearchCreativeWork":
+        return _snips_creative_work(text, chunks)
     return _Label(None, spans_known=True)
 
 
 # ------------------------------------------------------------------------------ reading
 def _latin1_fallback(err: UnicodeError) -> tuple[str, int]:
+    """Bytes that are not UTF-8: an emoji written as two UTF-8-encoded surrogates (CESU-8),
+    else Latin-1."""
     if not isinstance(err, UnicodeDecodeError):
         raise err
-    return err.object[err.start : err.end].decode("latin-1"), err.end
+    raw, i = bytes(err.object), err.start
+    pair = raw[i : i + 6]
+    if len(pair) == 6 and pair[0] == pair[3] == 0xED and 0xA0 <= pair[1] <= 0xAF and 0xB0 <= pair[4] <= 0xBF:
+        wide = pair.decode("utf-8", "surrogatepass").encode("utf-16-le", "surrogatepass")
+        return wide.decode("utf-16-le"), i + 6
+    return raw[i : err.end].decode("latin-1"), err.end
 
 
 codecs.register_error("edge_latin1_fallback", _latin1_fallback)
@@ -554,6 +614,14 @@ def mapped(data_dir: Path, split: Split) -> tuple[list[Mapped], list[Dropped]]:
             drops.append(Dropped(source, text, snips))
         else:
             out.append(Mapped(source, _example(snips, text)))
+    if split == "train":  # the corpora repeat a few lines across splits: keep dev unseen
+        dev = {m.example.text.lower() for m in mapped(data_dir, "dev")[0]}
+        drops += [
+            Dropped(m.source, m.example.text, "also in the dev split")
+            for m in out
+            if m.example.text.lower() in dev
+        ]
+        out = [m for m in out if m.example.text.lower() not in dev]
     return out, drops
 
 
