@@ -27,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "without it the generator alone is used",
     )
     p.add_argument(
+        "--log-dir",
+        type=Path,
+        default=None,
+        help="directory with loghub 2k samples, one folder per system (real lines for the log heads; "
+        "firmware_tools/data/loghub.py says which systems are read)",
+    )
+    p.add_argument(
         "--encoder",
         type=Path,
         default=None,

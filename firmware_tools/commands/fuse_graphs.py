@@ -27,8 +27,11 @@ def _run(args: argparse.Namespace) -> int:
     from firmware_tools.model.fuse import fuse_bundle
 
     if (args.bundle / SIGNATURE_FILE).exists():
-        print(f"edge-fw fuse-graphs: {args.bundle} is signed; fusing changes its manifest, so fuse "
-              f"an unsigned bundle and sign it afterwards", file=sys.stderr)
+        print(
+            f"edge-fw fuse-graphs: {args.bundle} is signed; fusing changes its manifest, so fuse "
+            f"an unsigned bundle and sign it afterwards",
+            file=sys.stderr,
+        )
         return 2
     try:
         manifest = fuse_bundle(args.bundle)
@@ -36,6 +39,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"edge-fw fuse-graphs: {exc}", file=sys.stderr)
         return 2
     for task, entry in manifest["fused"].items():
-        print(f"{task}: {entry['file']} ({manifest['files'][entry['file']]['size']} bytes) joins "
-              f"{' + '.join(entry['segments'])}")
+        print(
+            f"{task}: {entry['file']} ({manifest['files'][entry['file']]['size']} bytes) joins "
+            f"{' + '.join(entry['segments'])}"
+        )
     return 0

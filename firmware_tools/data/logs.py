@@ -443,7 +443,7 @@ EVENTS: tuple[Event, ...] = (
         "sample period set to {n2} s",
         "I! Starting Telegraf {ver}",
         "I! Loaded inputs: cpu mem disk {word} mqtt_consumer",
-        "I! [agent] Config: Interval:10s, Quiet:false, Hostname:\"{host}\", Flush Interval:10s",
+        'I! [agent] Config: Interval:10s, Quiet:false, Hostname:"{host}", Flush Interval:10s',
         "D! [outputs.influxdb] Wrote batch of {n3} metrics in {f2}ms",
         "D! [outputs.mqtt] Buffer fullness: 0 / {n5} metrics",
     ),

@@ -68,6 +68,8 @@ class BuildPlan:
     n_augment: int = 0
     # at most this many out-of-scope rows from the real training data (they outnumber the rest)
     max_real_oos: int = 12000
+    # at most this many real utterances and real log lines (None: all; the tiny build caps them)
+    max_real: int | None = None
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -84,6 +86,7 @@ def plan_for(tiny: bool) -> BuildPlan:
             student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32),
             teacher=TeacherPlan(trainable_layers=1, epochs=1, batch=64),
             n_augment=200,
+            max_real=300,
         )
     return BuildPlan(
         n_intents=40000,
@@ -113,6 +116,7 @@ def build(
     seed: int = 7,
     log: Any = print,
     data_dir: Path | None = None,
+    log_dir: Path | None = None,
     encoder: Path | None = None,
     work: Path | None = None,
     redo: Sequence[str] = (),
@@ -120,7 +124,8 @@ def build(
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
     ``data_dir`` holds the real training data (CLINC150, Snips 2017; without it the generator
-    alone is used), ``encoder`` the teacher's pretrained zip (default: the installed package).
+    alone is used), ``log_dir`` real log lines (loghub 2k samples, ``firmware_tools/data/loghub.py``
+    says which systems are read), ``encoder`` the teacher's pretrained zip (default: the installed package).
     ``work`` keeps each stage's output (teacher weights, teacher outputs) so that a stage can be
     run again alone: an existing output is reused unless its stage is named in ``redo``.
     """
@@ -132,7 +137,7 @@ def build(
         stage = tmp / "bundle"
         stage.mkdir()
         cache = _StageCache(work or tmp / "work", redo, log)
-        manifest = _build_into(stage, plan, seed, log, data_dir, encoder, cache)
+        manifest = _build_into(stage, plan, seed, log, (data_dir, log_dir), encoder, cache)
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
             "cpu_seconds": round(time.process_time() - cpu0, 1),
@@ -140,6 +145,7 @@ def build(
             "seed": seed,
             "tiny": tiny,
             "real_data": data_dir is not None,
+            "real_logs": log_dir is not None,
         }
         _write_manifest(stage, manifest)
         load_bundle(stage)  # verify before it replaces anything
@@ -157,6 +163,9 @@ def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, data: _Data) -> str:
     for text in (*data.it_tr.texts, *data.lg_tr.lines, *data.it_ho.texts, *data.lg_ho.lines):
         h.update(text.encode("utf-8", "replace") + b"\n")
     h.update(data.it_tr.intent.tobytes() + data.it_tr.tags.tobytes() + data.spans_known.tobytes())
+    h.update(
+        data.lg_tr.severity.tobytes() + data.lg_tr.category.tobytes() + data.lg_tr.known_mask().tobytes()
+    )
     return h.hexdigest()[:16]
 
 
@@ -200,13 +209,23 @@ class _Data:
     calib_examples: list[Any]  # real validation split for calibration (may be empty)
 
 
-def _load_data(stage: Path, plan: BuildPlan, seed: int, data_dir: Path | None, log: Any) -> _Data:
+def _load_data(
+    stage: Path, plan: BuildPlan, seed: int, dirs: tuple[Path | None, Path | None], log: Any
+) -> _Data:
+    data_dir, log_dir = dirs
     gen = _intent_examples(seed, plan.n_intents)
     real, dev, val = _real_examples(data_dir, plan, seed)
     labelled = gen + real
     aug = augment(labelled, plan.n_augment, seed + 7)
     transfer = labelled + aug
-    logs_train = log_data.generate(seed, plan.n_logs)
+    logs_train: list[Any] = list(log_data.generate(seed, plan.n_logs))
+    if log_dir is not None:
+        from firmware_tools.data.loghub import load_loghub
+
+        real_logs = load_loghub(log_dir)
+        if plan.max_real is not None and len(real_logs) > plan.max_real:
+            real_logs = random.Random(seed).sample(real_logs, plan.max_real)
+        logs_train += real_logs
     logs_held = log_data.generate(seed + 1000, plan.n_heldout)
     log(
         f"data: {len(gen)} generated, {len(real)} real, {len(aug)} augmented utterances, "
@@ -244,7 +263,11 @@ def _real_examples(
     if len(oos) > plan.max_real_oos:
         keep = set(map(id, random.Random(seed).sample(oos, plan.max_real_oos)))
         train = [e for e in train if e.intent is not None or id(e) in keep]
-    return train, load_real(data_dir, "dev"), load_real(data_dir, "val")
+    dev, val = load_real(data_dir, "dev"), load_real(data_dir, "val")
+    if plan.max_real is not None:
+        rng = random.Random(seed)
+        train, dev, val = (rng.sample(x, min(len(x), plan.max_real)) for x in (train, dev, val))
+    return train, dev, val
 
 
 def _build_into(
@@ -252,7 +275,7 @@ def _build_into(
     plan: BuildPlan,
     seed: int,
     log: Any,
-    data_dir: Path | None,
+    dirs: tuple[Path | None, Path | None],
     encoder: Path | None,
     cache: _StageCache,
 ) -> dict[str, Any]:
@@ -265,7 +288,7 @@ def _build_into(
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
-    data = _load_data(stage, plan, seed, data_dir, log)
+    data = _load_data(stage, plan, seed, dirs, log)
     clock.stage("data")
 
     n_classes = {
@@ -437,12 +460,13 @@ def _teacher_targets(
         ],
         axis=-1,
     )
+    known = np.concatenate([np.ones((n, 3), np.float32), data.lg_tr.known_mask()])
     return {
         "intent": pack(w_int, np.concatenate([data.it_tr.intent[:n], zl])),
         "slots": slots,
-        "severity": pack(w_log, np.concatenate([zi, data.lg_tr.severity])),
-        "category": pack(w_log, np.concatenate([zi, data.lg_tr.category])),
-        "anomaly": pack(w_log, np.concatenate([zi, data.lg_tr.anomaly])),
+        "severity": pack(w_log * known[:, 0], np.concatenate([zi, data.lg_tr.severity])),
+        "category": pack(w_log * known[:, 1], np.concatenate([zi, data.lg_tr.category])),
+        "anomaly": pack(w_log * known[:, 2], np.concatenate([zi, data.lg_tr.anomaly])),
     }
 
 
@@ -498,13 +522,23 @@ def _teacher_outputs(
 
 
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
-    """Augmented rows take the teacher's intent and tags; rows without gold spans its tags."""
+    """Augmented rows take the teacher's intent and tags; rows without gold spans its tags; log
+    lines without a known severity or anomaly (real lines) the teacher's."""
     n_it = len(data.it_tr.ids)
     aug = np.arange(n_it) >= data.n_labelled
     data.it_tr.intent[aug] = t_logits["intent"][:n_it][aug].argmax(-1)
     no_spans = aug | ~data.spans_known
     tags = t_logits["slots"][:n_it].argmax(-1) * (data.it_tr.ids != 0)
     data.it_tr.tags[no_spans] = tags[no_spans]
+    lg = data.lg_tr
+    known = lg.known_mask() > 0
+    sev = t_logits["severity"][n_it:].argmax(-1)
+    cat = t_logits["category"][n_it:].argmax(-1)
+    anom = (t_logits["anomaly"][n_it:].reshape(-1) > 0).astype(np.float32)
+    lg.severity[~known[:, 0]] = sev[~known[:, 0]]
+    lg.category[~known[:, 1]] = cat[~known[:, 1]]
+    lg.anomaly[~known[:, 2]] = anom[~known[:, 2]]
+    lg.known = np.ones_like(known, np.float32)
 
 
 def _teacher_cfg(ckpt: Checkpoint, plan: BuildPlan) -> dict[str, Any]:

@@ -96,6 +96,11 @@ class LogArrays:
     category: np.ndarray
     anomaly: np.ndarray  # (N,) float32 0/1
     lines: list[str]
+    # (N, 3) 1/0: whether the severity, category and anomaly labels are known (real lines lack some)
+    known: np.ndarray | None = None
+
+    def known_mask(self) -> np.ndarray:
+        return self.known if self.known is not None else np.ones((len(self.ids), 3), np.float32)
 
 
 def encode_intents(
@@ -128,7 +133,14 @@ def encode_logs(
     for i, ex in enumerate(examples):
         sampled = sample_every > 0 and i % sample_every == 0
         ids[i] = (tok.encode_sampled(ex.line, alpha) if sampled else tok.encode(ex.line)).ids
-    sev = np.array([sev_index[e.severity] for e in examples], np.int32)
-    cat = np.array([cat_index[e.category] for e in examples], np.int32)
+    sev = np.array([sev_index.get(e.severity, 0) for e in examples], np.int32)
+    cat = np.array([cat_index.get(e.category, 0) for e in examples], np.int32)
     anom = np.array([1.0 if e.anomaly else 0.0 for e in examples], np.float32)
-    return LogArrays(ids, sev, cat, anom, [e.line for e in examples])
+    known = np.array(
+        [
+            (e.severity in sev_index, e.category in cat_index, getattr(e, "anomaly_known", True))
+            for e in examples
+        ],
+        np.float32,
+    ).reshape(n, 3)
+    return LogArrays(ids, sev, cat, anom, [e.line for e in examples], known)

@@ -66,6 +66,7 @@ def make_targets(
             np.float32
         )
 
+    known = np.concatenate([np.ones((ni, 3), np.float32), logs.known_mask()])  # log rows' known labels
     zeros_i, zeros_l = np.zeros(ni, np.int32), np.zeros(nl, np.int32)
     slot_w = np.concatenate([(intents.ids != 0).astype(np.float32), np.zeros((nl, L), np.float32)])
     slot_y = np.concatenate([intents.tags, np.zeros((nl, L), np.int32)]).astype(np.float32)
@@ -75,9 +76,11 @@ def make_targets(
     y = {
         "intent": pack(w_int, np.concatenate([intents.intent, zeros_l]), "intent"),
         "slots": slots,
-        "severity": pack(w_log, np.concatenate([zeros_i, logs.severity]), "severity"),
-        "category": pack(w_log, np.concatenate([zeros_i, logs.category]), "category"),
-        "anomaly": pack(w_log, np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"),
+        "severity": pack(w_log * known[:, 0], np.concatenate([zeros_i, logs.severity]), "severity"),
+        "category": pack(w_log * known[:, 1], np.concatenate([zeros_i, logs.category]), "category"),
+        "anomaly": pack(
+            w_log * known[:, 2], np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"
+        ),
     }
     return Targets(ids, y)
 
