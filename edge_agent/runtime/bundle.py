@@ -75,10 +75,14 @@ class Bundle:
             return None
         return SegmentSpec(entry["name"], entry["file"], tuple(entry["inputs"]), tuple(entry["outputs"]))
 
-    def graph(self, task: str) -> list[str]:
-        """Ordered segment names that compute ``task`` (``intents`` or ``logs``)."""
+    def graph(self, task: str, variant: str = "default") -> list[str]:
+        """Ordered segment names that compute ``task`` (``intents`` or ``logs``). A variant with
+        a shape of its own (fewer blocks: ``small``) lists its graphs; others share the default's."""
+        graphs = self.manifest["graphs"]
+        if variant != "default":
+            graphs = self._variant(variant).get("graphs", graphs)
         try:
-            return list(self.manifest["graphs"][task])
+            return list(graphs[task])
         except KeyError as exc:
             raise BundleError(f"{self.path}: manifest has no graph for task {task!r}") from exc
 

@@ -110,8 +110,13 @@ class Model:
             from edge_agent.runtime.segments import local_executors  # lazy: segments imports this module
 
             executors = local_executors(
-                bundle, self.backend, threads=threads, residency=residency,
-                weight_budget_mb=weight_budget_mb, variant=variant, delegates=delegates,
+                bundle,
+                self.backend,
+                threads=threads,
+                residency=residency,
+                weight_budget_mb=weight_budget_mb,
+                variant=variant,
+                delegates=delegates,
             )
         # executors (streaming, or edge_agent.runtime.chain.open_runtime(...).executors with the
         # delegate fallback chain and request batching) replace the resident chains
@@ -131,7 +136,9 @@ class Model:
         fused = self.bundle.fused(task, variant)
         if fused is not None:
             return SegmentChain([self._runner({fused.name: fused}, fused.name, delegates)])
-        return SegmentChain([self._runner(specs, name, delegates) for name in self.bundle.graph(task)])
+        return SegmentChain(
+            [self._runner(specs, name, delegates) for name in self.bundle.graph(task, variant)]
+        )
 
     def _runner(self, specs: dict[str, SegmentSpec], name: str, delegates: Sequence[object]) -> SegmentRunner:
         if name not in self._runners:

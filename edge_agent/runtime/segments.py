@@ -266,7 +266,9 @@ class SegmentExecutor:
 
     def __post_init__(self) -> None:
         self._specs = self.bundle.segments(self.variant)
-        self._graphs = {task: self.bundle.graph(task) for task in self.bundle.manifest["graphs"]}
+        self._graphs = {
+            task: self.bundle.graph(task, self.variant) for task in self.bundle.manifest["graphs"]
+        }
         if self.residency == "resident":
             self._use_fused()
         order = list(dict.fromkeys(n for g in self._graphs.values() for n in g))

@@ -70,6 +70,10 @@ class BuildPlan:
     max_real_oos: int = 12000
     # at most this many real utterances and real log lines (None: all; the tiny build caps them)
     max_real: int | None = None
+    # smaller students distilled from the same teacher outputs, shipped as bundle variants (the
+    # SLA ladder's smaller model): name -> student shape, trained for ``variant_epochs``
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    variant_epochs: int = 0
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -87,6 +91,8 @@ def plan_for(tiny: bool) -> BuildPlan:
             teacher=TeacherPlan(trainable_layers=1, epochs=1, batch=64),
             n_augment=200,
             max_real=300,
+            variants={"small": dict(d_model=8, block_kinds=("conv",), n_heads=1, d_ff=16)},
+            variant_epochs=1,
         )
     return BuildPlan(
         n_intents=40000,
@@ -100,6 +106,8 @@ def plan_for(tiny: bool) -> BuildPlan:
         student=dict(d_model=128, block_kinds=("conv", "conv", "attn", "attn"), n_heads=1, d_ff=256),
         teacher=TeacherPlan(trainable_layers=2, epochs=3, batch=64, lr=2e-4),
         n_augment=15000,
+        variants={"small": dict(d_model=64, block_kinds=("conv", "attn"), n_heads=1, d_ff=128)},
+        variant_epochs=4,
     )
 
 
@@ -157,9 +165,23 @@ def build(
 
 
 def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, data: _Data) -> str:
-    """What a cached stage output depends on: plan, seed, encoder and every text of the data (a
-    changed generator or data directory makes the stages run again)."""
-    h = hashlib.sha256(json.dumps({"plan": repr(plan), "seed": seed, "encoder": str(encoder)}).encode())
+    """What the teacher's cached outputs depend on: the plan's data and teacher fields, seed,
+    encoder and every text and label (a changed generator or data directory runs them again)."""
+    teacher_side = {
+        k: repr(getattr(plan, k))
+        for k in (
+            "n_intents",
+            "n_logs",
+            "n_heldout",
+            "vocab",
+            "max_len",
+            "teacher",
+            "n_augment",
+            "max_real_oos",
+            "max_real",
+        )
+    }
+    h = hashlib.sha256(json.dumps({"plan": teacher_side, "seed": seed, "encoder": str(encoder)}).encode())
     for text in (*data.it_tr.texts, *data.lg_tr.lines, *data.it_ho.texts, *data.lg_ho.lines):
         h.update(text.encode("utf-8", "replace") + b"\n")
     h.update(data.it_tr.intent.tobytes() + data.it_tr.tags.tobytes() + data.spans_known.tobytes())
@@ -174,6 +196,7 @@ class _StageCache:
 
     def __init__(self, root: Path, redo: Sequence[str], log: Any) -> None:
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         self.dir = root
         self.redo = set(redo)
         self.log = log
@@ -181,6 +204,7 @@ class _StageCache:
     def key(self, fingerprint: str) -> None:
         self.dir = self.root / fingerprint
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.log(f"stage outputs kept in {self.dir}")
 
     def path(self, stage: str, name: str) -> Path | None:
         """The cached file when it may be reused, else None (the stage then writes it)."""
@@ -283,8 +307,7 @@ def _build_into(
 
     from firmware_tools.model.convert import convert_segments
     from firmware_tools.model.fuse import add_fused_graphs
-    from firmware_tools.model.network import NetConfig, build_network
-    from firmware_tools.model.train import KD, fit, make_targets, predict_logits
+    from firmware_tools.model.train import make_targets, predict_logits
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
@@ -301,7 +324,7 @@ def _build_into(
     encoder = encoder or default_zip()
     ckpt = load_checkpoint(encoder)
     cache.key(_fingerprint(plan, seed, encoder, data))
-    tv = _teacher_views(ckpt, data, plan)
+    tv = _teacher_views(ckpt, data, plan, cache)
     teacher = _teacher_stage(ckpt, tv, data, plan, n_classes, seed, cache, log)
     clock.stage("teacher")
     metrics, teacher_right = _teacher_eval(teacher, tv, data)
@@ -318,18 +341,11 @@ def _build_into(
         n_severity=len(SEVERITIES),
         n_category=len(CATEGORIES),
     )
-    student = build_network(NetConfig(**base, **plan.student), "student")  # type: ignore[arg-type]
-    fit(
-        student,
-        make_targets(data.it_tr, data.lg_tr, t_logits, n_classes),
-        epochs=plan.student_epochs,
-        batch=plan.batch,
-        lr=2e-3,
-        kd=KD(alpha=0.5, temperature=2.0),
-        seed=seed + 1,
-        desc="student (distill)",
-    )
-    del t_logits
+    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes)
+    train = _StudentTrainer(base, targets, plan, seed, cache)
+    student = train("student", plan.student, plan.student_epochs)
+    variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
+    del t_logits, targets
     clock.stage("student")
     metrics["student_float"], student_right = _keras_eval(student, data.it_ho, data.lg_ho, predict_logits)
     if data.it_dev is not None:
@@ -357,8 +373,15 @@ def _build_into(
         stage, data.tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), _teacher_cfg(ckpt, plan)
     )
     add_fused_graphs(stage, manifest)
+    for name, net in variants.items():
+        manifest["variants"][name] = _variant_entry(name, net, calib_ids, stage, predict_logits, data)
     _write_manifest(stage, manifest)
     metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, data)
+    for name in variants:
+        entry = manifest["variants"][name]
+        entry["metrics"]["student_int8"], entry["calibration"] = _int8_metrics_and_calibration(
+            stage, data, name
+        )
     clock.stage("convert")
     manifest["calibration"] = calibration
     manifest["metrics"] = metrics
@@ -382,7 +405,9 @@ class _TeacherViews:
     feats: dict[str, np.ndarray]
 
 
-def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan) -> _TeacherViews:
+def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache) -> _TeacherViews:
+    """Word pieces of every row and the frozen layers' features (kept in the work directory under
+    the encoder, the frozen depth and the texts, so a rerun with other plan fields reuses them)."""
     from firmware_tools.model.teacher import FrozenEncoder
 
     L = plan.teacher.max_len
@@ -396,7 +421,24 @@ def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan) -> _TeacherVi
         views["it_dev"] = ckpt.tokenize(data.it_dev.texts, L)
     frozen = ckpt.config.layers - plan.teacher.trainable_layers
     encode = FrozenEncoder(ckpt, frozen)
-    feats = {k: encode(wp) for k, wp in tqdm(views.items(), desc="frozen encoder")}
+    texts = {
+        "it_tr": data.it_tr.texts,
+        "lg_tr": data.lg_tr.lines,
+        "it_ho": data.it_ho.texts,
+        "lg_ho": data.lg_ho.lines,
+        "it_dev": data.it_dev.texts if data.it_dev is not None else [],
+    }
+    feats = {}
+    for k, wp in tqdm(views.items(), desc="frozen encoder"):
+        key = hashlib.sha256(repr((ckpt.source, frozen, L)).encode())
+        for t in texts[k]:
+            key.update(t.encode("utf-8", "replace") + b"\n")
+        path = cache.root / f"features-{k}-{key.hexdigest()[:16]}.npy"
+        if path.exists():
+            feats[k] = np.load(path)
+            continue
+        feats[k] = encode(wp)
+        np.save(path, feats[k])
     return _TeacherViews(
         feats=feats, it_dev=views.get("it_dev"), **{k: views[k] for k in ("it_tr", "lg_tr", "it_ho", "lg_ho")}
     )
@@ -555,6 +597,60 @@ def _teacher_cfg(ckpt: Checkpoint, plan: BuildPlan) -> dict[str, Any]:
     }
 
 
+class _StudentTrainer:
+    """Trains a student shape on the distillation targets; its weights are kept in the work
+    directory under the shape, epochs and the teacher's fingerprint, so a rerun reuses them."""
+
+    def __init__(self, base: dict[str, Any], targets: Any, plan: BuildPlan, seed: int, cache: _StageCache):
+        self.base, self.targets, self.plan, self.seed, self.cache = base, targets, plan, seed, cache
+
+    def __call__(self, name: str, shape: dict[str, Any], epochs: int) -> Any:
+        from firmware_tools.model.network import NetConfig, build_network
+        from firmware_tools.model.train import KD, fit
+
+        net = build_network(NetConfig(**self.base, **shape), name)
+        key = hashlib.sha256(repr((sorted(shape.items()), epochs, self.plan.batch)).encode()).hexdigest()[:12]
+        cached = self.cache.path("student", f"{name}-{key}.weights.h5")
+        if cached is not None:
+            net.model.load_weights(cached)
+            return net
+        fit(
+            net,
+            self.targets,
+            epochs=epochs,
+            batch=self.plan.batch,
+            lr=2e-3,
+            kd=KD(alpha=0.5, temperature=2.0),
+            seed=self.seed + 1,
+            desc=f"{name} (distill)",
+        )
+        net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
+        return net
+
+
+def _variant_entry(
+    name: str, net: Any, calib_ids: np.ndarray, stage: Path, predict: Any, data: _Data
+) -> dict[str, Any]:
+    """A smaller student's int8 segments (files ``<name>.<segment>.tflite``, the default's segment
+    names) and its manifest entry; the int8 metrics and calibration are added once it is written."""
+    from firmware_tools.model.convert import convert_segments
+
+    segs, _ = convert_segments(net, calib_ids, stage, prefix=f"{name}.")
+    blocks = [f"block{i}" for i in range(net.cfg.n_blocks)]
+    float_metrics, _ = _keras_eval(net, data.it_ho, data.lg_ho, predict)
+    return {
+        "segments": [
+            {"name": s.name, "file": s.file, "inputs": s.inputs, "outputs": s.outputs} for s in segs
+        ],
+        "graphs": {"intents": ["embed", *blocks, "intent_head"], "logs": ["embed", *blocks, "logs_head"]},
+        "io": "float32",
+        "architecture": net.cfg.to_dict(),
+        "note": "a smaller student distilled from the same teacher outputs (the SLA ladder's smaller model)",
+        "metrics": {"student_float": float_metrics},
+        "calibration": {},
+    }
+
+
 class _StageClock:
     """Wall and CPU seconds (all threads of this process) per build stage."""
 
@@ -584,29 +680,35 @@ def _keras_eval(
 
 
 def runtime_logits(
-    bundle_dir: Path, ids_intents: np.ndarray, ids_logs: np.ndarray, backend: str = "auto"
+    bundle_dir: Path,
+    ids_intents: np.ndarray,
+    ids_logs: np.ndarray,
+    backend: str = "auto",
+    variant: str = "default",
 ) -> dict[str, np.ndarray]:
     """Run held-out ids through the int8 segments with the edge runtime (what devices run)."""
     from edge_agent.runtime.model import Model
 
-    model = Model(load_bundle(bundle_dir), backend=backend, threads=2)
+    model = Model(load_bundle(bundle_dir), backend=backend, threads=2, variant=variant)
     intent, slots = model.run_intents(ids_intents)
     sev, cat, anom = model.run_logs(ids_logs)
     model.close()
     return {"intent": intent, "slots": slots, "severity": sev, "category": cat, "anomaly": anom}
 
 
-def _int8_metrics_and_calibration(stage: Path, data: _Data) -> tuple[dict[str, float], dict[str, Any]]:
+def _int8_metrics_and_calibration(
+    stage: Path, data: _Data, variant: str = "default"
+) -> tuple[dict[str, float], dict[str, Any]]:
     """Int8 metrics, and the temperature and per-intent thresholds chosen on calibration data:
     half of the generated held-out split plus, with real data, its validation split. The other
     half and the real development split are reported with that calibration."""
     it, lg = data.it_ho, data.lg_ho
-    out = runtime_logits(stage, it.ids, lg.ids)
+    out = runtime_logits(stage, it.ids, lg.ids, variant=variant)
     half = len(it.ids) // 2
     cal_logits, cal_gold = out["intent"][:half], it.intent[:half]
     if data.calib_examples:
         val = encode_intents(data.tok, data.calib_examples)
-        val_logits = runtime_logits(stage, val.ids, lg.ids[:1])["intent"]
+        val_logits = runtime_logits(stage, val.ids, lg.ids[:1], variant=variant)["intent"]
         cal_logits = np.concatenate([cal_logits, val_logits])
         cal_gold = np.concatenate([cal_gold, val.intent])
     temperature, thresholds = calibrate(cal_logits, cal_gold)
@@ -629,7 +731,7 @@ def _int8_metrics_and_calibration(stage: Path, data: _Data) -> tuple[dict[str, f
     )
     if data.it_dev is not None:
         dev = data.it_dev
-        dev_out = runtime_logits(stage, dev.ids, lg.ids[:1])
+        dev_out = runtime_logits(stage, dev.ids, lg.ids[:1], variant=variant)
         metrics.update(_dev_metrics(dev_out["intent"], dev))
         m = intent_metrics(
             dev_out["intent"], dev_out["slots"], dev.intent, dev.tags, dev.ids, temperature, thresholds

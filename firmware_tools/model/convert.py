@@ -106,7 +106,13 @@ def _row(arr: np.ndarray) -> Callable[[int], list[np.ndarray]]:
 
 
 def convert_segments(
-    net: Network, calib_ids: np.ndarray, out_dir: Path, *, edgetpu: bool = False, progress: Any = None
+    net: Network,
+    calib_ids: np.ndarray,
+    out_dir: Path,
+    *,
+    edgetpu: bool = False,
+    progress: Any = None,
+    prefix: str = "",
 ) -> tuple[list[SegmentExport], dict[str, str]]:
     """Convert every segment; returns the exports and, per segment, why it could not be made
     (only for ``edgetpu``: ops outside the int8 builtin set)."""
@@ -115,7 +121,7 @@ def convert_segments(
     blocked: dict[str, str] = {}
     n_calib = len(calib_ids)
     for plan in segment_plan(net, calib_ids):
-        fname = f"{plan.name}{'.edgetpu' if edgetpu else ''}.tflite"
+        fname = f"{prefix}{plan.name}{'.edgetpu' if edgetpu else ''}.tflite"
         try:
             blob = _convert(plan, n_calib, edgetpu)
         except Exception as exc:
