@@ -30,9 +30,10 @@ def _edge_fw(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
-    out = tmp_path / "bundle"
-    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out))
+    out, work = tmp_path / "bundle", tmp_path / "work"
+    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "reusing" not in proc.stdout
     assert "teacher" in proc.stderr  # tqdm progress bars go to stderr
     bundle = load_bundle(out)
     manifest = bundle.manifest
@@ -68,6 +69,30 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
     assert "only teacher right" in proc.stdout and "severity_accuracy" in proc.stdout
     assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
+
+    small = manifest["variants"]["small"]
+    assert small["graphs"]["intents"] == ["embed", "block0", "intent_head"]
+    assert (
+        set(small["metrics"]) == {"student_float", "student_int8"} and small["calibration"]["temperature"] > 0
+    )
+    model = Model(bundle, backend="litert", variant="small")
+    intent, _ = model.run_intents(model.tokenizer.encode("turn on the light").ids[None])
+    assert intent.shape == (1, len(manifest["labels"]["intents"]))
+    model.close()
+
+    # a rerun over the same work directory reuses every stage's output; --redo runs one again
+    again = tmp_path / "again"
+    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reused = {line.split(":")[0] for line in proc.stdout.splitlines() if ": reusing " in line}
+    assert reused == {"stage data", "stage teacher", "stage teacher_outputs", "stage student"}
+    proc = _edge_fw(
+        "build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work), "--redo", "student"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
+    proc = _edge_fw("build-model", "--tiny", "--out", str(again), "--redo", "teachers")
+    assert proc.returncode != 0 and "unknown stage 'teachers'" in proc.stderr
 
     # a refused build leaves the existing bundle as it was
     before = json.loads((out / "manifest.json").read_text())

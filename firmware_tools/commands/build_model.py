@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--redo",
         default="",
         help="comma-separated stages to run again even when --work holds their output "
-        "(teacher, teacher_outputs)",
+        "(data, teacher, teacher_outputs, student); the stages after one also run again",
     )
     p.set_defaults(func=_run)
 
@@ -68,10 +68,8 @@ def _data_dir(text: str) -> Path:
     return path
 
 
-_STAGES = ("teacher", "teacher_outputs")
-
-
 def _run(args: argparse.Namespace) -> int:
+    from firmware_tools.model.build import STAGES as _STAGES
     from firmware_tools.model.build import build  # heavy: TensorFlow
 
     redo = [s for s in args.redo.split(",") if s]

@@ -45,7 +45,7 @@ from firmware_tools.model.transfer import augment
 if TYPE_CHECKING:
     from firmware_tools.model.teacher import Teacher
 
-__all__ = ["BuildPlan", "build", "plan_for", "runtime_logits"]
+__all__ = ["STAGES", "BuildPlan", "build", "plan_for", "runtime_logits"]
 
 MODEL_ID = "edge-intents-logs"
 MODEL_VERSION = "1.0.0"
@@ -164,31 +164,39 @@ def build(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, data: _Data) -> str:
-    """What the teacher's cached outputs depend on: the plan's data and teacher fields, seed,
-    encoder and every text and label (a changed generator or data directory runs them again)."""
-    teacher_side = {
-        k: repr(getattr(plan, k))
-        for k in (
-            "n_intents",
-            "n_logs",
-            "n_heldout",
-            "vocab",
-            "max_len",
-            "teacher",
-            "n_augment",
-            "max_real_oos",
-            "max_real",
-        )
-    }
+def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, examples: Sequence[Sequence[Any]]) -> str:
+    """What the cached stage outputs depend on: the plan's data and teacher fields, seed, encoder
+    and every example with its labels (a changed generator or data directory runs them again)."""
+    teacher_side = {k: repr(getattr(plan, k)) for k in _DATA_FIELDS}
     h = hashlib.sha256(json.dumps({"plan": teacher_side, "seed": seed, "encoder": str(encoder)}).encode())
-    for text in (*data.it_tr.texts, *data.lg_tr.lines, *data.it_ho.texts, *data.lg_ho.lines):
-        h.update(text.encode("utf-8", "replace") + b"\n")
-    h.update(data.it_tr.intent.tobytes() + data.it_tr.tags.tobytes() + data.spans_known.tobytes())
-    h.update(
-        data.lg_tr.severity.tobytes() + data.lg_tr.category.tobytes() + data.lg_tr.known_mask().tobytes()
-    )
+    for group in examples:
+        for ex in group:
+            h.update(repr(_labelled(ex)).encode() + b"\n")
     return h.hexdigest()[:16]
+
+
+# the plan's fields that the data, the tokenizer and the teacher depend on
+_DATA_FIELDS = (
+    "n_intents",
+    "n_logs",
+    "n_heldout",
+    "vocab",
+    "max_len",
+    "teacher",
+    "n_augment",
+    "max_real_oos",
+)
+
+
+def _labelled(ex: Any) -> tuple[Any, ...]:
+    """An example's text and labels (an utterance's or a log line's)."""
+    if hasattr(ex, "line"):
+        return (ex.line, ex.severity, ex.category, ex.anomaly, getattr(ex, "anomaly_known", True))
+    return (ex.text, ex.intent, tuple(ex.spans), getattr(ex, "spans_known", True))
+
+
+# the stages whose outputs the work directory keeps, in order
+STAGES = ("data", "teacher", "teacher_outputs", "student")
 
 
 class _StageCache:
@@ -198,7 +206,9 @@ class _StageCache:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.dir = root
-        self.redo = set(redo)
+        # a stage run again makes every later stage run again
+        first = min((STAGES.index(s) for s in redo), default=len(STAGES))
+        self.redo = set(STAGES[first:])
         self.log = log
 
     def key(self, fingerprint: str) -> None:
@@ -234,7 +244,13 @@ class _Data:
 
 
 def _load_data(
-    stage: Path, plan: BuildPlan, seed: int, dirs: tuple[Path | None, Path | None], log: Any
+    stage: Path,
+    plan: BuildPlan,
+    seed: int,
+    dirs: tuple[Path | None, Path | None],
+    log: Any,
+    cache: _StageCache,
+    encoder: Path | None,
 ) -> _Data:
     data_dir, log_dir = dirs
     gen = _intent_examples(seed, plan.n_intents)
@@ -255,23 +271,66 @@ def _load_data(
         f"data: {len(gen)} generated, {len(real)} real, {len(aug)} augmented utterances, "
         f"{len(logs_train)} log lines"
     )
-    corpus = [e.text for e in transfer] + [e.line for e in logs_train]
-    sp_file = train_tokenizer(corpus, stage / "tokenizer", plan.vocab, seed)
-    tok = Tokenizer(sp_file, plan.max_len)
+    encoder = encoder or default_zip()
+    cache.key(_fingerprint(plan, seed, encoder, (transfer, logs_train, dev, val)))
+    tok, enc = _student_encodings(stage, plan, seed, cache, transfer, logs_train)
     log(f"tokenizer: {tok.vocab_size} pieces, max_len {plan.max_len}")
-    # subword regularization on every other training row: unseen words split into pieces the
-    # model has learnt to read (names in real homes are not in the generator's lexicon)
     return _Data(
         tok=tok,
-        it_tr=encode_intents(tok, transfer, sample_every=2),
+        it_tr=enc[0],
         it_ho=encode_intents(tok, _intent_examples(seed + 1000, plan.n_heldout)),
         it_dev=encode_intents(tok, dev) if dev else None,
-        lg_tr=encode_logs(tok, logs_train, sample_every=3),
+        lg_tr=enc[1],
         lg_ho=encode_logs(tok, logs_held),
         n_labelled=len(labelled),
         spans_known=np.array([getattr(e, "spans_known", True) for e in transfer], bool),
         calib_examples=val,
     )
+
+
+def _student_encodings(
+    stage: Path, plan: BuildPlan, seed: int, cache: _StageCache, transfer: list[Any], logs: list[Any]
+) -> tuple[Tokenizer, tuple[IntentArrays, LogArrays]]:
+    """The student's tokenizer and training encodings, or the work directory's copies: neither
+    sentencepiece training nor sampled segmentation repeats exactly, and the cached teacher
+    outputs are aligned to these very tokens."""
+    model_file = stage / "tokenizer.model"
+    kept_model, kept = cache.path("data", "tokenizer.model"), cache.path("data", "encodings.npz")
+    if kept_model is not None and kept is not None:
+        shutil.copyfile(kept_model, model_file)
+        tok = Tokenizer(model_file, plan.max_len)
+        with np.load(kept) as z:
+            it = IntentArrays(z["it_ids"], z["it_intent"], z["it_tags"], [e.text for e in transfer], transfer)
+            it.offsets = [[(int(a), int(b)) for a, b in row if a >= 0] for row in z["it_offsets"]]
+            lg = LogArrays(
+                z["lg_ids"], z["lg_sev"], z["lg_cat"], z["lg_anom"], [e.line for e in logs], z["lg_known"]
+            )
+        return tok, (it, lg)
+    corpus = [e.text for e in transfer] + [e.line for e in logs]
+    train_tokenizer(corpus, stage / "tokenizer", plan.vocab, seed)
+    tok = Tokenizer(model_file, plan.max_len)
+    # subword regularization on every other training row: unseen words split into pieces the
+    # model has learnt to read (names in real homes are not in the generator's lexicon)
+    it = encode_intents(tok, transfer, sample_every=2)
+    lg = encode_logs(tok, logs, sample_every=3)
+    offsets = np.full((len(it.ids), plan.max_len, 2), -1, np.int32)
+    for i, row in enumerate(it.offsets or []):
+        if row:
+            offsets[i, : len(row)] = row
+    shutil.copyfile(model_file, cache.target("tokenizer.model"))
+    np.savez(
+        cache.target("encodings.npz"),
+        it_ids=it.ids,
+        it_intent=it.intent,
+        it_tags=it.tags,
+        it_offsets=offsets,
+        lg_ids=lg.ids,
+        lg_sev=lg.severity,
+        lg_cat=lg.category,
+        lg_anom=lg.anomaly,
+        lg_known=lg.known_mask(),
+    )
+    return tok, (it, lg)
 
 
 def _real_examples(
@@ -311,7 +370,7 @@ def _build_into(
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
-    data = _load_data(stage, plan, seed, dirs, log)
+    data = _load_data(stage, plan, seed, dirs, log, cache, encoder)
     clock.stage("data")
 
     n_classes = {
@@ -321,9 +380,7 @@ def _build_into(
         "category": len(CATEGORIES),
         "anomaly": 1,
     }
-    encoder = encoder or default_zip()
-    ckpt = load_checkpoint(encoder)
-    cache.key(_fingerprint(plan, seed, encoder, data))
+    ckpt = load_checkpoint(encoder or default_zip())
     tv = _teacher_views(ckpt, data, plan, cache)
     teacher = _teacher_stage(ckpt, tv, data, plan, n_classes, seed, cache, log)
     clock.stage("teacher")
