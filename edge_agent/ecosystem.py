@@ -36,7 +36,6 @@ from edge_agent.store import FileStore
 __all__ = ["Ecosystem", "EcosystemSettings", "to_outputs"]
 
 _log = structlog.get_logger("edge_agent.ecosystem")
-_DEFAULT_STATE_DIR = "/var/lib/edge-agent"
 
 
 def _version() -> str:
@@ -127,8 +126,11 @@ class Ecosystem:
         model_id: str,
         home: Home,
         apply_home: Callable[[Home], None],
+        state_dir: Path,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        """``state_dir``: the agent's state directory (``store.config.resolve_state_dir``); the
+        control state lives there unless ``control.state_dir`` names another directory."""
         env = os.environ if environ is None else environ
         self.settings = settings
         self.topics = topics
@@ -140,10 +142,9 @@ class Ecosystem:
         self._lock = threading.Lock()  # discovery and controller state, shared by the handlers
         self.controller: Controller | None = None
         if settings.control.enabled:
-            state_dir = (settings.control.state_dir or env.get("STATE_DIRECTORY", "").split(":")[0]
-                         or env.get("EDGE_AGENT_STATE_DIR") or _DEFAULT_STATE_DIR)
+            control_dir = Path(settings.control.state_dir) if settings.control.state_dir else state_dir
             self.controller = Controller(settings.control, intents=self.intents,
-                                         store=FileStore(Path(state_dir)), base_home=home)
+                                         store=FileStore(control_dir), base_home=home)
         self.discovery: HaDiscovery | None = None
         if settings.homeassistant.enabled:
             self.discovery = HaDiscovery(

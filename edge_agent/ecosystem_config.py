@@ -124,8 +124,8 @@ class ControlConfig(_Model):
     )
     state_dir: str | None = Field(
         None,
-        description="Directory of the control state; default $STATE_DIRECTORY (systemd), "
-        "$EDGE_AGENT_STATE_DIR, then /var/lib/edge-agent.",
+        description="Directory of the control state; default the agent's state directory "
+        "(reliability.state_dir and its defaults).",
     )
     state_key: str = Field("control", description="Store key the control state is persisted under.")
     learn_from_homeassistant: bool = Field(
