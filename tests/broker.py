@@ -303,8 +303,9 @@ class TinyRecognizer:
 
 def run_tiny_agent(config_path: str) -> int:
     """Entry point of a subprocess agent with the tiny recognizer (no log service)."""
-    from edge_agent.app import Engines, run_agent
+    from edge_agent.app import run_agent
     from edge_agent.config import load
+    from edge_agent.engines import Engines
 
     return run_agent(load(config_path), Engines(recognizer=TinyRecognizer(), model_id="tiny@test"))
 

@@ -9,9 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from edge_agent.control import Controller, ControlState, learned_entities
-from edge_agent.ecosystem_config import ControlConfig
+from edge_agent.bridges.control import ControlConfig, Controller
+from edge_agent.bridges.control_state import ControlState
 from edge_agent.errors import PayloadError
+from edge_agent.messages.discovery import learned_entities
 from edge_agent.nlu.home import Home
 from edge_agent.nlu.result import IntentResult, SlotValue
 from edge_agent.nlu.schema import INTENTS

@@ -1,98 +1,79 @@
-"""Runtime control over MQTT: enable/disable intents, per-intent thresholds, the home, status.
+"""Runtime control bridge: commands over MQTT change which intents answer, their thresholds and the home.
 
-Commands are JSON objects on the command topic (default ``{prefix}/{site}/control``)::
+The command schema is ``edge_agent.messages.control``, the persisted state
+``edge_agent.bridges.control_state``; this module holds the config model, the policy
+(``Controller``: what each command changes, which results survive) and the pipeline handler.
+A change is persisted before it is acknowledged; when the save fails the change is rolled back and
+the reply says why.
 
-    {"id": "c1", "cmd": "disable_intents", "intents": ["HassBroadcast"]}
-    {"id": "c2", "cmd": "enable_intents", "intents": ["HassBroadcast"]}
-    {"id": "c3", "cmd": "set_thresholds", "thresholds": {"HassTurnOn": 0.7, "HassToggle": null}}
-    {"id": "c4", "cmd": "set_home", "home": {"areas": [...], "entities": [...]}}
-    {"id": "c5", "cmd": "retire_source", "source": "zigbee"}
-    {"id": "c6", "cmd": "status"}
-
-Every command gets one reply on the reply topic (default ``{prefix}/{site}/control/reply``):
-``{"schema": 1, "id", "cmd", "ok": true, "state": {...}}`` or ``{"ok": false, "error": "..."}``.
-A change is persisted (versioned JSON through ``edge_agent.store``) before it is acknowledged; when the
-save fails the change is rolled back and the reply says why. Nothing here touches the network.
-
-With ``learn_from_homeassistant`` the controller also reads HA discovery configs seen on the bus
-(``homeassistant/<component>/[<node>/]<object>/config`` and device-based ``.../device/<id>/config``)
-and adds their entity names, domains and suggested areas to the home used for resolution.
+With ``learn_from_homeassistant`` the controller also keeps the entities of HA discovery configs
+seen on the bus (read by ``messages.discovery.learned_entities``) in the home used for resolution.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Annotated, Any
 
-import orjson
+import structlog
+from pydantic import Field, field_validator
 
-from edge_agent.ecosystem_config import ControlConfig
+from edge_agent.bridges.common import BridgeConfig, HomeTarget, Retire
+from edge_agent.bridges.control_state import ControlState, check_home
 from edge_agent.errors import PayloadError
-from edge_agent.nlu.home import Entity, Home, HomeFileError
+from edge_agent.messages import control as cmds
+from edge_agent.messages.discovery import learned_entities
+from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
+from edge_agent.nlu.home import Entity, Home
 from edge_agent.nlu.result import IntentResult
+from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.handlers import RecognizerLike
 from edge_agent.store import Store
 
 __all__ = [
-    "COMMANDS",
-    "CONTROL_SCHEMA_VERSION",
+    "ControlConfig",
+    "ControlHandler",
     "ControlOutcome",
-    "ControlState",
+    "ControlledRecognizer",
     "Controller",
-    "learned_entities",
+    "control_route",
 ]
 
-CONTROL_SCHEMA_VERSION = 1
-COMMANDS = ("enable_intents", "disable_intents", "set_thresholds", "set_home", "retire_source", "status")
-
-# HA platforms whose entities people name in commands
-_LEARN_DOMAINS = frozenset({
-    "light", "switch", "fan", "cover", "climate", "lock", "vacuum", "lawn_mower", "valve",
-    "humidifier", "water_heater", "media_player", "siren", "sensor", "binary_sensor", "scene",
-    "button", "number", "select",
-})
+_log = structlog.get_logger("edge_agent.bridges.control")
 
 
-@dataclass(frozen=True)
-class ControlState:
-    """Everything runtime control changes; persisted as versioned JSON."""
+class ControlConfig(BridgeConfig):
+    """Runtime control over MQTT (see docs/home-assistant.md, section Control)."""
 
-    disabled: frozenset[str] = frozenset()
-    thresholds: Mapping[str, float] = field(default_factory=dict)
-    home: Mapping[str, Any] | None = None  # replaces the configured home when set
-    learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # discovery topic -> entities
+    enabled: bool = Field(False, description="Accept runtime control commands.")
+    topic: str | None = Field(None, description="Command topic; default '<prefix>/<site>/control'.")
+    reply_topic: str | None = Field(
+        None, description="Acknowledgement topic; default '<prefix>/<site>/control/reply'."
+    )
+    state_dir: str | None = Field(
+        None,
+        description="Directory of the control state; default the agent's state directory "
+        "(reliability.state_dir and its defaults).",
+    )
+    state_key: str = Field("control", description="Store key the control state is persisted under.")
+    learn_from_homeassistant: bool = Field(
+        False, description="Learn entity names and areas from HA discovery configs seen on the bus."
+    )
+    max_payload_bytes: Annotated[int, Field(ge=256, le=16 * 1024 * 1024)] = Field(
+        1024 * 1024, description="Commands larger than this are refused."
+    )
 
-    def to_json(self) -> bytes:
-        return orjson.dumps({
-            "schema": CONTROL_SCHEMA_VERSION,
-            "disabled": sorted(self.disabled),
-            "thresholds": dict(sorted(self.thresholds.items())),
-            "home": self.home,
-            "learned": dict(self.learned),
-        })
-
+    @field_validator("topic", "reply_topic")
     @classmethod
-    def from_json(cls, raw: bytes) -> ControlState:
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise PayloadError(f"control state is not JSON: {exc}") from None
-        if not isinstance(data, dict) or data.get("schema") != CONTROL_SCHEMA_VERSION:
-            raise PayloadError("control state has an unknown schema version")
-        disabled = data.get("disabled", [])
-        thresholds = data.get("thresholds", {})
-        home = data.get("home")
-        learned = data.get("learned", {})
-        if not isinstance(disabled, list) or not all(isinstance(i, str) for i in disabled):
-            raise PayloadError("control state: 'disabled' must be a list of intent names")
-        if not isinstance(thresholds, dict) or not isinstance(learned, dict):
-            raise PayloadError("control state: 'thresholds' and 'learned' must be objects")
-        if home is not None:
-            _check_home(home)
-        for topic, item in learned.items():
-            _check_learned(topic, item)
-        return cls(frozenset(disabled), _check_thresholds(thresholds, None), home, learned)
+    def _topic(cls, value: str | None) -> str | None:
+        return None if value is None else validate_topic(value)
+
+    @field_validator("state_key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        return validate_topic_id(value, "state_key")
 
 
 @dataclass(frozen=True)
@@ -106,53 +87,8 @@ class ControlOutcome:
     retire_source: str | None = None
 
 
-def _check_thresholds(values: Mapping[str, Any], known: Iterable[str] | None) -> dict[str, float]:
-    known_set = set(known) if known is not None else None
-    out: dict[str, float] = {}
-    for intent, value in values.items():
-        if known_set is not None and intent not in known_set:
-            raise PayloadError(f"unknown intent {intent!r} in thresholds")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise PayloadError(f"threshold of {intent!r} must be a number in [0, 1], got {value!r}")
-        if not 0.0 <= value <= 1.0:
-            raise PayloadError(f"threshold of {intent!r} must be in [0, 1], got {value}")
-        out[intent] = float(value)
-    return out
-
-
-def _check_learned(topic: str, item: Any) -> None:
-    ok = isinstance(item, dict) and isinstance(item.get("entities"), list) and isinstance(
-        item.get("areas"), list
-    )
-    if ok:
-        ok = all(
-            isinstance(e, dict) and set(e) <= {"name", "domain", "area"}
-            and isinstance(e.get("name"), str) and isinstance(e.get("domain"), str)
-            for e in item["entities"]
-        ) and all(isinstance(a, str) for a in item["areas"])
-    if not ok:
-        raise PayloadError(f"control state: learned entry of {topic!r} is malformed")
-
-
-def _check_home(home: Any) -> Home:
-    try:
-        return Home.from_dict(home, source="control home")
-    except HomeFileError as exc:
-        raise PayloadError(str(exc)) from None
-
-
-def _intent_list(cmd: Mapping[str, Any], known: Sequence[str]) -> list[str]:
-    intents = cmd.get("intents")
-    if not isinstance(intents, list) or not intents or not all(isinstance(i, str) for i in intents):
-        raise PayloadError("'intents' must be a non-empty list of intent names")
-    unknown = sorted(set(intents) - set(known))
-    if unknown:
-        raise PayloadError(f"unknown intents {unknown}; known intents are listed by the 'status' command")
-    return intents
-
-
 class Controller:
-    """Applies control commands to a ``ControlState``, persists it and builds the replies."""
+    """The policy: applies commands to a ``ControlState``, persists it, filters results by it."""
 
     def __init__(
         self,
@@ -195,7 +131,7 @@ class Controller:
 
     def home(self) -> Home:
         """The home used for resolution: the control home (or the configured one) plus learned."""
-        base = _check_home(self.state.home) if self.state.home is not None else self.base_home
+        base = check_home(self.state.home) if self.state.home is not None else self.base_home
         extra = [Entity(**e) for item in self.state.learned.values() for e in item.get("entities", [])]
         areas = [a for item in self.state.learned.values() for a in item.get("areas", [])]
         if not extra and not areas:
@@ -240,9 +176,7 @@ class Controller:
         cmd_id: Any = None
         name: Any = None
         try:
-            if len(payload) > self.cfg.max_payload_bytes:
-                raise PayloadError(f"command larger than {self.cfg.max_payload_bytes} bytes")
-            cmd = _parse(payload)
+            cmd = cmds.parse_command(payload, self.cfg.max_payload_bytes)
             cmd_id, name = cmd.get("id"), cmd.get("cmd")
             return self._dispatch(cmd, cmd_id)
         except PayloadError as exc:
@@ -252,52 +186,35 @@ class Controller:
 
     def _dispatch(self, cmd: Mapping[str, Any], cmd_id: Any) -> ControlOutcome:
         name = cmd.get("cmd")
-        state = self.state
         if name == "status":
             return self._reply(cmd_id, name, ok=True)
         if name == "retire_source":
-            source = cmd.get("source")
-            if not isinstance(source, str) or not source:
-                raise PayloadError("'source' must be a non-empty string")
-            out = self._reply(cmd_id, name, ok=True)
-            return replace(out, retire_source=source)
-        if name == "disable_intents":
-            new = replace(state, disabled=state.disabled | set(_intent_list(cmd, self.intents)))
-        elif name == "enable_intents":
-            new = replace(state, disabled=state.disabled - set(_intent_list(cmd, self.intents)))
-        elif name == "set_thresholds":
-            new = replace(state, thresholds=self._thresholds(cmd))
-        elif name == "set_home":
-            home = cmd.get("home")
-            if home is not None:
-                _check_home(home)
-            new = replace(state, home=home)
-        else:
-            raise PayloadError(f"unknown cmd {name!r}; expected one of {', '.join(COMMANDS)}")
-        self._commit(new)
+            source = cmds.source_name(cmd)
+            return replace(self._reply(cmd_id, name, ok=True), retire_source=source)
+        self._commit(self._changed(name, cmd))
         return replace(self._reply(cmd_id, name, ok=True), changed=True, home_changed=name == "set_home")
 
-    def _thresholds(self, cmd: Mapping[str, Any]) -> dict[str, float]:
-        values = cmd.get("thresholds")
-        if not isinstance(values, dict) or not values:
-            raise PayloadError("'thresholds' must be a non-empty object {intent: number in [0, 1] or null}")
-        resets = {i for i, v in values.items() if v is None}
-        unknown = sorted(resets - set(self.intents))
-        if unknown:
-            raise PayloadError(f"unknown intents {unknown} in thresholds")
-        checked = _check_thresholds({i: v for i, v in values.items() if v is not None}, self.intents)
-        merged = {i: p for i, p in self.state.thresholds.items() if i not in resets}
-        merged.update(checked)
-        return merged
+    def _changed(self, name: Any, cmd: Mapping[str, Any]) -> ControlState:
+        """The state after a changing command (not yet persisted)."""
+        state = self.state
+        if name == "disable_intents":
+            return replace(state, disabled=state.disabled | set(cmds.intent_list(cmd, self.intents)))
+        if name == "enable_intents":
+            return replace(state, disabled=state.disabled - set(cmds.intent_list(cmd, self.intents)))
+        if name == "set_thresholds":
+            values, resets = cmds.threshold_changes(cmd, self.intents)
+            merged = {i: p for i, p in state.thresholds.items() if i not in resets}
+            return replace(state, thresholds={**merged, **values})
+        if name == "set_home":
+            home = cmd.get("home")
+            if home is not None:
+                check_home(home)
+            return replace(state, home=home)
+        raise PayloadError(f"unknown cmd {name!r}; expected one of {', '.join(cmds.COMMANDS)}")
 
     def _reply(self, cmd_id: Any, name: Any, *, ok: bool, error: str | None = None) -> ControlOutcome:
-        body: dict[str, Any] = {"schema": CONTROL_SCHEMA_VERSION, "id": cmd_id,
-                                "cmd": name if isinstance(name, str) else None, "ok": ok}
-        if ok:
-            body["state"] = self.status()
-        else:
-            body["error"] = error
-        return ControlOutcome(reply=orjson.dumps(body), ok=ok)
+        reply = cmds.ControlReply(cmd_id, name, ok, state=self.status() if ok else None, error=error)
+        return ControlOutcome(reply=reply.payload(), ok=ok)
 
     # -- learning from HA discovery ------------------------------------------------------------
     def learn(self, topic: str, payload: bytes, *, own_node: str | None = None) -> bool:
@@ -325,56 +242,51 @@ class Controller:
         return True
 
 
-def _parse(payload: bytes) -> dict[str, Any]:
-    try:
-        cmd = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        raise PayloadError(f"command is not JSON: {exc}") from None
-    if not isinstance(cmd, dict):
-        raise PayloadError("command must be a JSON object with 'cmd'")
-    if cmd.get("id") is not None and not isinstance(cmd.get("id"), (str, int)):
-        raise PayloadError("'id' must be a string or an integer")
-    return cmd
+class ControlledRecognizer:
+    """A recognizer with runtime control applied to its results (disabled intents, thresholds)."""
+
+    def __init__(self, inner: RecognizerLike, controller: Controller) -> None:
+        self.inner = inner
+        self.controller = controller
+
+    def recognize(self, texts: Sequence[str], context_area: str | None = None) -> Sequence[Any]:
+        return [self.controller.apply(r) for r in self.inner.recognize(texts, context_area)]
 
 
-def _pick(data: Mapping[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if key in data:
-            return data[key]
-    return None
+def control_route(cfg: ControlConfig, topics: SiteTopics) -> Route:
+    """The command topic (``control.topic`` or ``{prefix}/{site}/control``), key ``cmd``."""
+    topic = cfg.topic or topics.topic(cmds.SUFFIX)
+    return Route("control", topic, lambda t: "cmd" if t == topic else None)
 
 
-def _friendly(device: Mapping[str, Any], name: Any) -> str | None:
-    dev_name = _pick(device, "name")
-    parts = [p for p in (dev_name, name) if isinstance(p, str) and p.strip()]
-    return " ".join(parts) if parts else None
+class ControlHandler:
+    """Control commands -> one reply each (+ HA retirement when asked)."""
 
+    kind = "control"
+    priority = 5
+    batch_max = 16
+    batch_wait_s = 0.0
 
-def learned_entities(component: str, payload: bytes) -> dict[str, Any] | None:
-    """Entities (name, domain, area) and areas described by one HA discovery payload."""
-    try:
-        data = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    device = _pick(data, "device", "dev")
-    device = device if isinstance(device, dict) else {}
-    area = _pick(device, "suggested_area", "sa")
-    area = area if isinstance(area, str) and area.strip() else None
-    if component == "device":
-        parts = _pick(data, "components", "cmps")
-        configs = list(parts.values()) if isinstance(parts, dict) else []
-    else:
-        configs = [dict(data, platform=component)]
-    entities: list[dict[str, Any]] = []
-    for conf in configs:
-        if not isinstance(conf, dict):
-            continue
-        domain = _pick(conf, "platform", "p")
-        name = _friendly(device, _pick(conf, "name"))
-        if domain in _LEARN_DOMAINS and name:
-            entities.append({"name": name, "domain": domain, "area": area})
-    if not entities:
-        return None
-    return {"entities": entities, "areas": [area] if area else []}
+    def __init__(self, controller: Controller, reply_topic: str, lock: threading.Lock,
+                 homes: HomeTarget, retire: Retire | None = None) -> None:
+        """``homes``: where a changed home goes; ``retire``: HA's source retirement (None: HA off);
+        ``lock``: held with the other bridges' state (discovery, controller)."""
+        self.controller = controller
+        self.reply_topic = reply_topic
+        self.lock = lock
+        self.homes = homes
+        self.retire = retire
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for env in batch:
+            with self.lock:
+                done = self.controller.handle(env.payload)
+                outs = [Output(self.reply_topic, done.reply, "control_reply")]
+                if done.home_changed:
+                    self.homes.set_home(self.controller.home())
+                if done.retire_source and self.retire is not None:
+                    outs += self.retire(done.retire_source)
+            _log.info("control.command", ok=done.ok, changed=done.changed)
+            outcomes.append(Outcome([env], outs, record_latency=False))
+        return outcomes

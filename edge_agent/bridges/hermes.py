@@ -1,53 +1,37 @@
-"""Config models of the ecosystem bridges: Hermes NLU, Home Assistant discovery, runtime control.
+"""Hermes bridge: answers Rhasspy/Snips NLU queries on the bus with our recognizer.
 
-The service's main ``Config`` embeds these as ``hermes``, ``homeassistant`` and ``control``.
-Unknown keys are refused; every field has bounds and a description. No I/O here.
+``hermes/nlu/query`` in; ``hermes/intent/<name>``, ``hermes/nlu/intentNotRecognized`` or
+``hermes/error/nlu`` out (payloads: ``edge_agent.messages.hermes``). With Home Assistant on, a
+recognized Hermes intent fires the HA event entity too.
 
 Example (YAML)::
 
     hermes:
       enabled: true
       site_ids: [kitchen, default]
-    homeassistant:
-      enabled: true
-      log_sources: [zigbee2mqtt, system]
-    control:
-      enabled: true
 """
 
 from __future__ import annotations
 
-import re
+import threading
+from collections.abc import Callable
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-__all__ = ["ControlConfig", "HermesConfig", "HomeAssistantConfig", "validate_topic_id"]
+from edge_agent.bridges.common import BridgeConfig, to_outputs
+from edge_agent.errors import EdgeAgentError, PayloadError
+from edge_agent.messages import hermes
+from edge_agent.nlu.result import IntentResult
+from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.handlers import RecognizerLike
 
-_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+__all__ = ["HermesConfig", "HermesHandler", "hermes_route"]
+
 _TOPIC_BAD = ("+", "#", "\x00")
 
 
-def validate_topic_id(value: str, what: str) -> str:
-    """An id that is used as one MQTT topic level (HA allows ``[A-Za-z0-9_-]`` there)."""
-    if not _ID_RE.match(value):
-        raise ValueError(f"{what} {value!r} must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    return value
-
-
-def _validate_topic(value: str) -> str:
-    if not value or value.startswith("/") or value.endswith("/"):
-        raise ValueError(f"topic {value!r} must be non-empty and not start or end with '/'")
-    if any(ch in value for ch in _TOPIC_BAD):
-        raise ValueError(f"topic {value!r} must not contain wildcards ('+', '#') or NUL")
-    return value
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HermesConfig(_Model):
+class HermesConfig(BridgeConfig):
     """Rhasspy/Snips Hermes NLU bridge (``hermes/nlu/query`` in, ``hermes/intent/<name>`` out)."""
 
     enabled: bool = Field(False, description="Answer Hermes NLU queries on the bus.")
@@ -70,77 +54,64 @@ class HermesConfig(_Model):
         return value
 
 
-class HomeAssistantConfig(_Model):
-    """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
-
-    enabled: bool = Field(False, description="Publish discovery, availability and states for HA.")
-    discovery_prefix: str = Field("homeassistant", description="HA's discovery prefix.")
-    status_topic: str | None = Field(
-        None, description="HA's birth/will topic; default '<discovery_prefix>/status'."
-    )
-    node_id: str | None = Field(
-        None, description="Device object id in the discovery topic; default 'edge_agent_<site_id>'."
-    )
-    device_name: str | None = Field(None, description="Device name shown in HA; default 'Edge agent <site>'.")
-    suggested_area: str | None = Field(None, description="Area HA suggests for the device.")
-    log_sources: list[str] = Field(
-        default_factory=list,
-        description="Log sources announced at start; others are announced when their first summary arrives.",
-        max_length=256,
-    )
-    source_idle_retire_s: Annotated[float, Field(gt=0)] | None = Field(
-        None, description="Retire (remove from HA) a log source after this many seconds without logs."
-    )
-    alert_hold_s: Annotated[float, Field(gt=0, le=7 * 86400)] = Field(
-        300.0, description="The alert binary sensor stays on this long after a source's last alert."
-    )
-    announce_jitter_s: Annotated[float, Field(ge=0, le=60)] = Field(
-        1.0, description="Random delay before re-announcing after HA's birth message (HA's advice)."
-    )
-
-    @field_validator("discovery_prefix", "status_topic")
-    @classmethod
-    def _topic(cls, value: str | None) -> str | None:
-        return None if value is None else _validate_topic(value)
-
-    @field_validator("node_id")
-    @classmethod
-    def _node(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic_id(value, "node_id")
-
-    @field_validator("log_sources")
-    @classmethod
-    def _sources(cls, value: list[str]) -> list[str]:
-        return [validate_topic_id(s, "log source") for s in value]
+def hermes_route() -> Route:
+    """``hermes/nlu/query``, key ``query``."""
+    return Route("hermes", hermes.QUERY_TOPIC, lambda t: "query" if t == hermes.QUERY_TOPIC else None)
 
 
-class ControlConfig(_Model):
-    """Runtime control over MQTT (see docs/home-assistant.md, section Control)."""
+class HermesHandler:
+    """``hermes/nlu/query`` -> ``hermes/intent/<name>`` | intentNotRecognized | ``hermes/error/nlu``."""
 
-    enabled: bool = Field(False, description="Accept runtime control commands.")
-    topic: str | None = Field(None, description="Command topic; default '<prefix>/<site>/control'.")
-    reply_topic: str | None = Field(
-        None, description="Acknowledgement topic; default '<prefix>/<site>/control/reply'."
-    )
-    state_dir: str | None = Field(
-        None,
-        description="Directory of the control state; default the agent's state directory "
-        "(reliability.state_dir and its defaults).",
-    )
-    state_key: str = Field("control", description="Store key the control state is persisted under.")
-    learn_from_homeassistant: bool = Field(
-        False, description="Learn entity names and areas from HA discovery configs seen on the bus."
-    )
-    max_payload_bytes: Annotated[int, Field(ge=256, le=16 * 1024 * 1024)] = Field(
-        1024 * 1024, description="Commands larger than this are refused."
-    )
+    kind = "hermes"
+    priority = 0  # interactive, like transcripts
+    batch_max = 16
+    batch_wait_s = 0.0
 
-    @field_validator("topic", "reply_topic")
-    @classmethod
-    def _topic(cls, value: str | None) -> str | None:
-        return None if value is None else _validate_topic(value)
+    def __init__(self, recognizer: RecognizerLike, cfg: HermesConfig, lock: threading.Lock,
+                 on_intent: Callable[[IntentResult], list[Output]] | None = None) -> None:
+        """``lock``: the one the intent handler recognizes under; ``on_intent``: extra outputs of a
+        recognized intent (the HA event, when HA is on)."""
+        self.recognizer = recognizer
+        self.cfg = cfg
+        self.lock = lock
+        self.on_intent = on_intent
 
-    @field_validator("state_key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        return validate_topic_id(value, "state_key")
+    def _error(self, env: Envelope, msg: hermes.HermesMessage) -> Outcome:
+        return Outcome([env], to_outputs([msg], "hermes_error", self.cfg.qos))
+
+    def _queries(self, batch: list[Envelope]) -> tuple[list[Outcome], list[tuple[Envelope, hermes.NluQuery]]]:
+        """Errors and other sites' queries (answered now), and the queries to recognize."""
+        outcomes: list[Outcome] = []
+        good: list[tuple[Envelope, hermes.NluQuery]] = []
+        for env in batch:
+            try:
+                query = hermes.NluQuery.from_payload(env.payload)
+            except PayloadError as exc:
+                outcomes.append(self._error(env, hermes.error_for_payload(str(exc), env.payload)))
+                continue
+            if self.cfg.site_ids and query.site_id not in self.cfg.site_ids:
+                outcomes.append(Outcome([env], [], record_latency=False))  # another site's NLU answers
+                continue
+            good.append((env, query))
+        return outcomes, good
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        outcomes, good = self._queries(batch)
+        if not good:
+            return outcomes
+        try:
+            with self.lock:
+                results = list(self.recognizer.recognize([q.input for _, q in good]))
+        except EdgeAgentError as exc:
+            for env, q in good:
+                err = hermes.error_message(f"recognition failed: {exc}", site_id=q.site_id,
+                                           session_id=q.session_id, context=q.input)
+                outcomes.append(self._error(env, err))
+            return outcomes
+        for (env, query), result in zip(good, results, strict=True):
+            msgs = hermes.respond(query, result, intent_parsed=self.cfg.publish_intent_parsed)
+            outputs = to_outputs(msgs, "hermes", self.cfg.qos)
+            if msgs[-1].topic.startswith(hermes.INTENT_TOPIC_PREFIX) and self.on_intent is not None:
+                outputs += self.on_intent(result)
+            outcomes.append(Outcome([env], outputs))
+        return outcomes

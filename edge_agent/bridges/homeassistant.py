@@ -1,41 +1,75 @@
-"""Wiring of the ecosystem bridges into the agent: Hermes, Home Assistant, runtime control, sd_notify.
+"""Home Assistant bridge: MQTT discovery of the agent, entity states, HA's birth message, learning.
 
-``app.Agent`` owns one ``Ecosystem`` and calls it at five points (see .coord/patch_ecosystem.diff):
-``wrap_recognizer`` (runtime control), ``wrap_handler`` (HA events and source states from the
-intent and log outputs), ``register`` (routes of Hermes, control and HA), ``on_connected``
-(re-announce after every connect) and ``ready``/``watchdog``/``stopping`` (systemd). Everything is
-off unless enabled in the config; the message logic lives in ``messages.hermes``,
-``messages.discovery`` and ``control``.
+With ``homeassistant.enabled`` the agent announces one HA device (``messages.discovery``) after
+every connect and on HA's birth message, fires its event entity for every recognized intent and
+keeps one state per log source from the summaries and alerts. ``HaBridge`` holds the discovery
+state; ``HaTap`` adds the HA outputs to the intent and log handlers; ``HaHandler`` reads HA's
+status topic and, with ``control.learn_from_homeassistant``, the discovery configs of other devices.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from importlib import metadata
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated
 
 import orjson
-import structlog
+from pydantic import Field, field_validator
 
-from edge_agent.control import Controller
-from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
-from edge_agent.errors import EdgeAgentError, PayloadError
-from edge_agent.messages import hermes
-from edge_agent.messages.discovery import HaDiscovery, Publish, source_state_from_summary
-from edge_agent.messages.topics import SiteTopics
-from edge_agent.nlu.home import Home
-from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
-from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Registry, Route
-from edge_agent.sdnotify import Notifier, watchdog_interval
-from edge_agent.store import FileStore
+from edge_agent.bridges.common import BridgeConfig, HomeTarget, to_outputs
+from edge_agent.bridges.control import Controller
+from edge_agent.errors import EdgeAgentError
+from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
+from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
+from edge_agent.nlu.result import IntentResult
+from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
 
-__all__ = ["Ecosystem", "EcosystemSettings", "to_outputs"]
+__all__ = ["HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
 
-_log = structlog.get_logger("edge_agent.ecosystem")
+class HomeAssistantConfig(BridgeConfig):
+    """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
+
+    enabled: bool = Field(False, description="Publish discovery, availability and states for HA.")
+    discovery_prefix: str = Field("homeassistant", description="HA's discovery prefix.")
+    status_topic: str | None = Field(
+        None, description="HA's birth/will topic; default '<discovery_prefix>/status'."
+    )
+    node_id: str | None = Field(
+        None, description="Device object id in the discovery topic; default 'edge_agent_<site_id>'."
+    )
+    device_name: str | None = Field(None, description="Device name shown in HA; default 'Edge agent <site>'.")
+    suggested_area: str | None = Field(None, description="Area HA suggests for the device.")
+    log_sources: list[str] = Field(
+        default_factory=list,
+        description="Log sources announced at start; others are announced when their first summary arrives.",
+        max_length=256,
+    )
+    source_idle_retire_s: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="Retire (remove from HA) a log source after this many seconds without logs."
+    )
+    alert_hold_s: Annotated[float, Field(gt=0, le=7 * 86400)] = Field(
+        300.0, description="The alert binary sensor stays on this long after a source's last alert."
+    )
+    announce_jitter_s: Annotated[float, Field(ge=0, le=60)] = Field(
+        1.0, description="Random delay before re-announcing after HA's birth message (HA's advice)."
+    )
+
+    @field_validator("discovery_prefix", "status_topic")
+    @classmethod
+    def _topic(cls, value: str | None) -> str | None:
+        return None if value is None else validate_topic(value)
+
+    @field_validator("node_id")
+    @classmethod
+    def _node(cls, value: str | None) -> str | None:
+        return None if value is None else validate_topic_id(value, "node_id")
+
+    @field_validator("log_sources")
+    @classmethod
+    def _sources(cls, value: list[str]) -> list[str]:
+        return [validate_topic_id(s, "log source") for s in value]
 
 
 def _version() -> str:
@@ -45,29 +79,75 @@ def _version() -> str:
         return "0+unknown"
 
 
-def to_outputs(msgs: Sequence[Publish | hermes.HermesMessage], label: str, qos: int = 1) -> list[Output]:
-    """Pipeline outputs from the pure modules' messages."""
-    out: list[Output] = []
-    for m in msgs:
-        if isinstance(m, Publish):
-            out.append(Output(m.topic, m.payload, label, qos=m.qos, retain=m.retain))
-        else:
-            out.append(Output(m.topic, m.payload, label, qos=qos))
-    return out
+class HaBridge:
+    """The agent's HA device. ``lock`` guards the discovery state (shared with the control bridge)."""
+
+    def __init__(self, cfg: HomeAssistantConfig, topics: SiteTopics, *, intents: list[str],
+                 model_id: str, lock: threading.Lock) -> None:
+        self.cfg = cfg
+        self.lock = lock
+        self.discovery = HaDiscovery(
+            cfg, site_id=topics.site, prefix=topics.prefix, intents=intents,
+            availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
+        )
+
+    def tap(self, handler: Handler) -> Handler:
+        """Intents fire the event entity, summaries/alerts update the source entities."""
+        return HaTap(handler, self._from_output, self.lock)
+
+    def _from_output(self, out: Output) -> list[Output]:
+        if out.label == "intent":
+            body = orjson.loads(out.payload)
+            slots = {k: v.get("value") for k, v in (body.get("slots") or {}).items() if isinstance(v, dict)}
+            intent = body.get("intent")
+            if intent is not None and intent not in self.discovery.intents:
+                return []
+            return to_outputs(self.discovery.on_intent(intent, body.get("text", ""),
+                                                       float(body.get("confidence", 0.0)), slots), "ha_event")
+        if out.label in ("summary", "alert"):
+            source = out.topic.rsplit("/", 1)[-1]
+            if out.label == "alert":
+                return to_outputs(self.discovery.on_alert(source, time.time()), "ha_state")
+            state = source_state_from_summary(orjson.loads(out.payload))
+            return to_outputs(self.discovery.on_summary(source, state, time.time()), "ha_state")
+        return []
+
+    def on_intent(self, result: IntentResult) -> list[Output]:
+        """The event of an intent recognized elsewhere (Hermes); nothing for unknown intents."""
+        if result.intent not in self.discovery.intents:
+            return []
+        slots = {k: v.value for k, v in result.slots.items()}
+        with self.lock:
+            msgs = self.discovery.on_intent(result.intent, result.text, result.confidence, slots)
+        return to_outputs(msgs, "ha_event")
+
+    def retire(self, source: str) -> list[Output]:
+        """Remove a log source's entities (the caller holds ``lock``)."""
+        return to_outputs(self.discovery.retire(source), "ha_discovery")
+
+    def on_connected(self) -> list[Output]:
+        """What to publish after every (re)connect: discovery, availability, last states."""
+        with self.lock:
+            return to_outputs(self.discovery.announce(), "ha_discovery")
+
+    def route(self, learning: bool) -> Route:
+        """HA's status topic; with ``learning`` every discovery config under the prefix too."""
+        prefix = self.cfg.discovery_prefix + "/"
+        status = self.discovery.ha_status_topic
+
+        def match(topic: str) -> str | None:
+            if topic == status:
+                return "status"
+            if learning and topic.startswith(prefix) and topic.endswith("/config"):
+                return "config"
+            return None
+
+        if learning and not status.startswith(prefix):
+            raise EdgeAgentError("with learn_from_homeassistant the HA status topic must be under the prefix")
+        return Route("homeassistant", prefix + "#" if learning else status, match)
 
 
-class _Controlled:
-    """The recognizer with runtime control applied (disabled intents, thresholds)."""
-
-    def __init__(self, inner: Any, controller: Controller) -> None:
-        self.inner = inner
-        self.controller = controller
-
-    def recognize(self, texts: Sequence[str], context_area: str | None = None) -> Sequence[Any]:
-        return [self.controller.apply(r) for r in self.inner.recognize(texts, context_area)]
-
-
-class _Tap:
+class HaTap:
     """A handler that adds outputs derived from another handler's outputs (same kind and route)."""
 
     def __init__(self, inner: Handler, tap: Callable[[Output], list[Output]], lock: threading.Lock) -> None:
@@ -101,233 +181,6 @@ class _Tap:
         return self._extend(flush(now)) if flush is not None else []
 
 
-class EcosystemSettings(Protocol):
-    """The three config sections this module reads (``Config.hermes/homeassistant/control``)."""
-
-    @property
-    def hermes(self) -> HermesConfig: ...
-
-    @property
-    def homeassistant(self) -> HomeAssistantConfig: ...
-
-    @property
-    def control(self) -> ControlConfig: ...
-
-
-class Ecosystem:
-    """The bridges of one agent. ``intents``: the bundle's intent names (event types, control)."""
-
-    def __init__(
-        self,
-        settings: EcosystemSettings,
-        topics: SiteTopics,
-        *,
-        intents: Sequence[str],
-        model_id: str,
-        home: Home,
-        apply_home: Callable[[Home], None],
-        state_dir: Path,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        """``state_dir``: the agent's state directory (``store.config.resolve_state_dir``); the
-        control state lives there unless ``control.state_dir`` names another directory."""
-        env = os.environ if environ is None else environ
-        self.settings = settings
-        self.topics = topics
-        self.intents = [i for i in intents if i != OUT_OF_SCOPE] or list(INTENTS)
-        self.apply_home = apply_home
-        self.notifier = Notifier.from_env(env)
-        self._watchdog_s = watchdog_interval(env)
-        self._last_watchdog = 0.0
-        self._lock = threading.Lock()  # discovery and controller state, shared by the handlers
-        self.controller: Controller | None = None
-        if settings.control.enabled:
-            control_dir = Path(settings.control.state_dir) if settings.control.state_dir else state_dir
-            self.controller = Controller(settings.control, intents=self.intents,
-                                         store=FileStore(control_dir), base_home=home)
-        self.discovery: HaDiscovery | None = None
-        if settings.homeassistant.enabled:
-            self.discovery = HaDiscovery(
-                settings.homeassistant, site_id=topics.site, prefix=topics.prefix, intents=self.intents,
-                availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
-            )
-
-    # -- recognizer and handlers of the service ---------------------------------------------
-    def wrap_recognizer(self, recognizer: Any) -> Any:
-        """The recognizer every handler uses; with control on, its home is the controlled one."""
-        if self.controller is None:
-            return recognizer
-        self.apply_home(self.controller.home())
-        return _Controlled(recognizer, self.controller)
-
-    def wrap_handler(self, handler: Handler) -> Handler:
-        """With HA on: intents fire the event entity, summaries/alerts update the source entities."""
-        if self.discovery is None:
-            return handler
-        return _Tap(handler, self._ha_tap, self._lock)
-
-    def _ha_tap(self, out: Output) -> list[Output]:
-        discovery = self.discovery
-        if discovery is None:
-            return []
-        if out.label == "intent":
-            body = orjson.loads(out.payload)
-            slots = {k: v.get("value") for k, v in (body.get("slots") or {}).items() if isinstance(v, dict)}
-            intent = body.get("intent")
-            if intent is not None and intent not in discovery.intents:
-                return []
-            return to_outputs(discovery.on_intent(intent, body.get("text", ""),
-                                                  float(body.get("confidence", 0.0)), slots), "ha_event")
-        if out.label in ("summary", "alert"):
-            source = out.topic.rsplit("/", 1)[-1]
-            if out.label == "alert":
-                return to_outputs(discovery.on_alert(source, time.time()), "ha_state")
-            state = source_state_from_summary(orjson.loads(out.payload))
-            return to_outputs(discovery.on_summary(source, state, time.time()), "ha_state")
-        return []
-
-    # -- routes of our own inputs ---------------------------------------------------------------
-    def register(self, registry: Registry, recognizer: Any, lock: threading.Lock) -> None:
-        """``recognizer``/``lock``: the (wrapped) recognizer and the lock the intent handler holds."""
-        s = self.settings
-        if s.hermes.enabled:
-            route = Route("hermes", hermes.QUERY_TOPIC,
-                          lambda t: "query" if t == hermes.QUERY_TOPIC else None)
-            registry.add(route, HermesHandler(recognizer, s.hermes, lock, self))
-        if self.controller is not None:
-            topic = s.control.topic or self.topics.topic("control")
-            reply = s.control.reply_topic or self.topics.topic("control", "reply")
-            route = Route("control", topic, lambda t: "cmd" if t == topic else None)
-            registry.add(route, ControlHandler(self, reply))
-        if self.discovery is not None:
-            registry.add(self._ha_route(), HaHandler(self))
-
-    def _ha_route(self) -> Route:
-        assert self.discovery is not None
-        prefix = self.discovery.cfg.discovery_prefix + "/"
-        status = self.discovery.ha_status_topic
-        learn = self.controller is not None and self.settings.control.learn_from_homeassistant
-
-        def match(topic: str) -> str | None:
-            if topic == status:
-                return "status"
-            if learn and topic.startswith(prefix) and topic.endswith("/config"):
-                return "config"
-            return None
-
-        if learn and not status.startswith(prefix):
-            raise EdgeAgentError("with learn_from_homeassistant the HA status topic must be under the prefix")
-        return Route("homeassistant", prefix + "#" if learn else status, match)
-
-    # -- lifecycle ------------------------------------------------------------------------------
-    def on_connected(self) -> list[Output]:
-        """What to publish after every (re)connect: HA discovery, availability, last states."""
-        if self.discovery is None:
-            return []
-        with self._lock:
-            return to_outputs(self.discovery.announce(), "ha_discovery")
-
-    def ready(self) -> None:
-        self.notifier.ready(status="running")
-
-    def watchdog(self) -> None:
-        now = time.monotonic()
-        if self._watchdog_s is not None and now - self._last_watchdog >= self._watchdog_s:
-            self._last_watchdog = now
-            self.notifier.watchdog()
-
-    def stopping(self) -> None:
-        self.notifier.stopping()
-
-
-class HermesHandler:
-    """``hermes/nlu/query`` -> ``hermes/intent/<name>`` | intentNotRecognized | ``hermes/error/nlu``."""
-
-    kind = "hermes"
-    priority = 0  # interactive, like transcripts
-    batch_max = 16
-    batch_wait_s = 0.0
-
-    def __init__(self, recognizer: Any, cfg: HermesConfig, lock: threading.Lock,
-                 eco: Ecosystem | None = None) -> None:
-        self.recognizer = recognizer
-        self.cfg = cfg
-        self.lock = lock
-        self.eco = eco  # with HA on, a recognized Hermes intent fires the HA event entity too
-
-    def _error(self, env: Envelope, msg: hermes.HermesMessage) -> Outcome:
-        return Outcome([env], to_outputs([msg], "hermes_error", self.cfg.qos))
-
-    def handle(self, batch: list[Envelope]) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        good: list[tuple[Envelope, hermes.NluQuery]] = []
-        for env in batch:
-            try:
-                query = hermes.NluQuery.from_payload(env.payload)
-            except PayloadError as exc:
-                outcomes.append(self._error(env, hermes.error_for_payload(str(exc), env.payload)))
-                continue
-            if self.cfg.site_ids and query.site_id not in self.cfg.site_ids:
-                outcomes.append(Outcome([env], [], record_latency=False))  # another site's NLU answers
-                continue
-            good.append((env, query))
-        if not good:
-            return outcomes
-        try:
-            with self.lock:
-                results = list(self.recognizer.recognize([q.input for _, q in good]))
-        except EdgeAgentError as exc:
-            for env, q in good:
-                err = hermes.error_message(f"recognition failed: {exc}", site_id=q.site_id,
-                                           session_id=q.session_id, context=q.input)
-                outcomes.append(self._error(env, err))
-            return outcomes
-        for (env, query), result in zip(good, results, strict=True):
-            msgs = hermes.respond(query, result, intent_parsed=self.cfg.publish_intent_parsed)
-            outputs = to_outputs(msgs, "hermes", self.cfg.qos)
-            if msgs[-1].topic.startswith(hermes.INTENT_TOPIC_PREFIX):
-                outputs += self._event(result)
-            outcomes.append(Outcome([env], outputs))
-        return outcomes
-
-    def _event(self, result: Any) -> list[Output]:
-        if self.eco is None or self.eco.discovery is None or result.intent not in self.eco.discovery.intents:
-            return []
-        slots = {k: v.value for k, v in result.slots.items()}
-        with self.eco._lock:
-            msgs = self.eco.discovery.on_intent(result.intent, result.text, result.confidence, slots)
-        return to_outputs(msgs, "ha_event")
-
-
-class ControlHandler:
-    """Control commands -> one reply each (+ HA retirement when asked)."""
-
-    kind = "control"
-    priority = 5
-    batch_max = 16
-    batch_wait_s = 0.0
-
-    def __init__(self, eco: Ecosystem, reply_topic: str) -> None:
-        assert eco.controller is not None
-        self.eco = eco
-        self.controller = eco.controller
-        self.reply_topic = reply_topic
-
-    def handle(self, batch: list[Envelope]) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        for env in batch:
-            with self.eco._lock:
-                done = self.controller.handle(env.payload)
-                outs = [Output(self.reply_topic, done.reply, "control_reply")]
-                if done.home_changed:
-                    self.eco.apply_home(self.controller.home())
-                if done.retire_source and self.eco.discovery is not None:
-                    outs += to_outputs(self.eco.discovery.retire(done.retire_source), "ha_discovery")
-            _log.info("control.command", ok=done.ok, changed=done.changed)
-            outcomes.append(Outcome([env], outs, record_latency=False))
-        return outcomes
-
-
 class HaHandler:
     """HA's birth message -> re-announce; discovery configs -> learned home; tick -> alerts, retire."""
 
@@ -336,25 +189,33 @@ class HaHandler:
     batch_max = 64
     batch_wait_s = 0.0
 
-    def __init__(self, eco: Ecosystem) -> None:
-        assert eco.discovery is not None
-        self.eco = eco
-        self.discovery = eco.discovery
+    def __init__(self, bridge: HaBridge, controller: Controller | None = None,
+                 homes: HomeTarget | None = None) -> None:
+        """``controller``: learns from other devices' discovery configs (None: not learning);
+        ``homes`` receives the controller's home when a config changed what was learned."""
+        self.bridge = bridge
+        self.discovery = bridge.discovery
+        self.controller = controller
+        self.homes = homes
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         for env in batch:
             outs: list[Output] = []
-            with self.eco._lock:
+            with self.bridge.lock:
                 if env.key == "status":
                     outs = to_outputs(self.discovery.on_ha_status(env.payload), "ha_discovery")
-                elif self.eco.controller is not None and self.eco.controller.learn(
-                    env.topic, env.payload, own_node=self.discovery.node_id
-                ):
-                    self.eco.apply_home(self.eco.controller.home())
+                else:
+                    self._learn(env)
             outcomes.append(Outcome([env], outs, record_latency=False))
         return outcomes
 
+    def _learn(self, env: Envelope) -> None:
+        ctrl = self.controller
+        learned = ctrl is not None and ctrl.learn(env.topic, env.payload, own_node=self.discovery.node_id)
+        if learned and ctrl is not None and self.homes is not None:
+            self.homes.set_home(ctrl.home())
+
     def tick(self, now: float) -> list[Output]:
-        with self.eco._lock:
+        with self.bridge.lock:
             return to_outputs(self.discovery.tick(now), "ha_discovery")

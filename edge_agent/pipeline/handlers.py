@@ -110,6 +110,17 @@ class IntentHandler:
         self.pacer = pacer or CpuPacer(None)
         self._lock = threading.Lock()
 
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while recognizing; other handlers that share the recognizer take it too."""
+        return self._lock
+
+    def recognize(self, texts: Sequence[str], context_area: str | None = None) -> Sequence[Any]:
+        """Recognize with the recognizer served now (it follows swaps) as interactive work under
+        the CPU quota. The caller holds ``lock``."""
+        with self.pacer.interactive():
+            return self.recognizer.recognize(texts, context_area)
+
     def swap(self, recognizer: RecognizerLike, model_id: str) -> None:
         """Serve with a newly activated bundle from the next batch on."""
         with self._lock:
