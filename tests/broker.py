@@ -287,7 +287,7 @@ class TinyRecognizer:
     'slow' takes 0.2 s (to have work in flight), 'crash' raises (a handler bug)."""
 
     def recognize(self, texts: Any, context_area: str | None = None) -> list[Any]:
-        from edge_agent.nlu.result import IntentResult
+        from edge_agent.records.intent import IntentResult
 
         out = []
         for text in texts:

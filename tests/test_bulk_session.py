@@ -20,7 +20,7 @@ from broker import Collector, TestBroker, TinyRecognizer, eventually, publish_wa
 from edge_agent.app import Agent
 from edge_agent.config import Config, parse
 from edge_agent.engines import Engines
-from edge_agent.logs.records import Outgoing, RawLine
+from edge_agent.records.logs import Outgoing, RawLine
 
 
 class GateLogService:

@@ -14,8 +14,8 @@ from edge_agent.bridges.control_state import ControlState
 from edge_agent.errors import PayloadError
 from edge_agent.messages.discovery import learned_entities
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import IntentResult, SlotValue
 from edge_agent.nlu.schema import INTENTS
+from edge_agent.records.intent import IntentResult, SlotValue
 from edge_agent.store import FileStore
 
 HOME = Home.from_dict(

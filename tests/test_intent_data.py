@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from edge_agent.nlu.result import Span
 from edge_agent.nlu.schema import INTENTS
 from edge_agent.nlu.slots import build_slots
+from edge_agent.records.intent import Span
 from firmware_tools.data.intents import IntentExample, check_example, generate, generate_intent, sample_home
 
 

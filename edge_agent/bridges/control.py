@@ -27,9 +27,9 @@ from edge_agent.messages import control as cmds
 from edge_agent.messages.discovery import learned_entities
 from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
 from edge_agent.nlu.home import Entity, Home
-from edge_agent.nlu.result import IntentResult
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
+from edge_agent.records.intent import IntentResult
 from edge_agent.store import Store
 
 __all__ = [

@@ -22,9 +22,9 @@ from pydantic import Field, field_validator
 from edge_agent.bridges.common import BridgeConfig, to_outputs
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages import hermes
-from edge_agent.nlu.result import IntentResult
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
+from edge_agent.records.intent import IntentResult
 
 __all__ = ["HermesConfig", "HermesHandler", "hermes_route"]
 

@@ -23,8 +23,8 @@ from edge_agent.bridges.control import Controller
 from edge_agent.errors import EdgeAgentError
 from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
 from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
-from edge_agent.nlu.result import IntentResult
 from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
+from edge_agent.records.intent import IntentResult
 
 __all__ = ["HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
 

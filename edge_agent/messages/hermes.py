@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from edge_agent.errors import PayloadError
-from edge_agent.nlu.result import IntentResult, SlotValue
+from edge_agent.records.intent import IntentResult, SlotValue
 
 __all__ = [
     "ERROR_TOPIC",

@@ -14,7 +14,6 @@ from typing import Any, Protocol
 import orjson
 
 from edge_agent.errors import EdgeAgentError, PayloadError
-from edge_agent.logs.records import Outgoing, RawLine
 from edge_agent.messages import logs as logs_msg
 from edge_agent.messages.dlq import DeadLetter
 from edge_agent.messages.intent import IntentMessage
@@ -22,6 +21,7 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
 from edge_agent.pipeline.pacing import CpuPacer
+from edge_agent.records.logs import Outgoing, RawLine
 from edge_agent.transport.base import Inbound
 
 __all__ = [
