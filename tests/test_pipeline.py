@@ -136,6 +136,9 @@ def test_transcript_json_and_plain_text() -> None:
     t = Transcript.parse(b'{"text": " turn on the fan ", "id": 7, "lang": "en", "confidence": 0.8, "x": 1}')
     assert t == Transcript(text="turn on the fan", id="7", lang="en", confidence=0.8)
     assert Transcript.parse(b"stop the vacuum\n") == Transcript(text="stop the vacuum")
+    assert Transcript.parse(t.payload()) == t  # the JSON form round-trips
+    jsonschema.validate(t.to_dict(), load_schema("transcript"))
+    assert Transcript.topic(SiteTopics("edge", "s1")) == "edge/s1/transcript"
     jsonschema.validate({"text": "hi", "id": 7}, load_schema("transcript"))
 
 
@@ -213,7 +216,7 @@ def test_intent_payload_golden() -> None:
 
 def test_dead_letter_caps_and_round_trips_the_payload() -> None:
     raw = bytes(range(256)) * 40
-    record = json.loads(DeadLetter("bad", "edge/s/transcript", raw, 1700000000.0, cap=100).payload_bytes())
+    record = json.loads(DeadLetter("bad", "edge/s/transcript", raw, 1700000000.0, cap=100).payload())
     assert base64.b64decode(record["payload_b64"]) == raw[:100]
     assert record["payload_size"] == len(raw)
     assert record["truncated"] is True

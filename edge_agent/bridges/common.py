@@ -7,8 +7,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.messages.discovery import Publish
-from edge_agent.messages.hermes import HermesMessage
+from edge_agent.messages.base import Publish
 from edge_agent.nlu.home import Home
 from edge_agent.pipeline.core import Output
 
@@ -54,12 +53,8 @@ class HomeBinding:
             holder.home = self.home
 
 
-def to_outputs(msgs: Sequence[Publish | HermesMessage], label: str, qos: int = 1) -> list[Output]:
-    """Pipeline outputs from the pure modules' messages."""
-    out: list[Output] = []
-    for m in msgs:
-        if isinstance(m, Publish):
-            out.append(Output(m.topic, m.payload, label, qos=m.qos, retain=m.retain))
-        else:
-            out.append(Output(m.topic, m.payload, label, qos=qos))
-    return out
+def to_outputs(msgs: Sequence[Publish], label: str, qos: int | None = None) -> list[Output]:
+    """Pipeline outputs from the pure modules' messages; ``qos`` overrides theirs (Hermes' setting)."""
+    return [
+        Output(m.topic, m.payload, label, qos=m.qos if qos is None else qos, retain=m.retain) for m in msgs
+    ]

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import orjson
 
 from edge_agent.errors import PayloadError
-from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.base import Message
 
 __all__ = [
     "COMMANDS",
@@ -105,7 +105,7 @@ def source_name(cmd: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ControlReply:
+class ControlReply(Message):
     """The reply to one command: ``state`` when it succeeded, ``error`` when it did not."""
 
     id: Any
@@ -115,11 +115,7 @@ class ControlReply:
     error: str | None = None
 
     SUFFIX: ClassVar[str] = f"{SUFFIX}/reply"
-    SCHEMA: ClassVar[int] = CONTROL_SCHEMA_VERSION
-
-    @staticmethod
-    def topic(topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX, "reply")
+    SCHEMA: ClassVar[str | int] = CONTROL_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"schema": CONTROL_SCHEMA_VERSION, "id": self.id,
@@ -129,6 +125,3 @@ class ControlReply:
         else:
             body["error"] = self.error
         return body
-
-    def payload(self) -> bytes:
-        return orjson.dumps(self.to_dict())

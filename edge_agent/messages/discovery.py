@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import orjson
 
 from edge_agent.errors import PayloadError
+from edge_agent.messages.base import Publish
 from edge_agent.messages.topics import validate_topic_id
 
 __all__ = [
@@ -83,16 +84,6 @@ class DiscoverySettings(Protocol):
     def alert_hold_s(self) -> float: ...
     @property
     def announce_jitter_s(self) -> float: ...
-
-
-@dataclass(frozen=True)
-class Publish:
-    """One message to send."""
-
-    topic: str
-    payload: bytes
-    retain: bool = False
-    qos: int = 1
 
 
 @dataclass(frozen=True)

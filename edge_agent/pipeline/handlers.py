@@ -54,15 +54,15 @@ class DeadLetters:
     """Builds DLQ outputs for one site."""
 
     def __init__(self, topics: SiteTopics, cap: int) -> None:
-        self.topic = DeadLetter.topic_of(topics)
+        self.topic = DeadLetter.topic(topics)
         self.cap = cap
 
     def output(self, inbound: Inbound, reason: str) -> Output:
         record = DeadLetter(
-            reason=reason, topic=inbound.topic, payload=inbound.payload, received_at=inbound.received_at,
-            cap=self.cap,
+            reason=reason, input_topic=inbound.topic, input_payload=inbound.payload,
+            received_at=inbound.received_at, cap=self.cap,
         )
-        return Output(topic=self.topic, payload=record.payload_bytes(), label="dlq")
+        return Output(topic=self.topic, payload=record.payload(), label="dlq")
 
     def outcome(self, envelope: Envelope, reason: str) -> Outcome:
         output = self.output(envelope.inbound, reason)

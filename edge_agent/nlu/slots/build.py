@@ -4,7 +4,7 @@ plus ``home_supports`` and ``refine_intent`` used by the recognizer."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from edge_agent.nlu import normalize as nz
 from edge_agent.nlu.home import Entity, Home
@@ -174,15 +174,7 @@ def _grow_number(text: str, span: Span) -> tuple[Span, str]:
 
 
 def _values(out: SlotCollector, text: str, groups: dict[str, list[tuple[Span, str]]]) -> None:
-    simple: dict[str, Callable[[str], object]] = {
-        "brightness": nz.parse_brightness,
-        "position": nz.parse_percentage,
-        "percentage": nz.parse_percentage,
-        "volume_level": nz.parse_percentage,
-        "temperature": nz.parse_temperature,
-        "color": nz.parse_color,
-    }
-    for slot, parse in simple.items():
+    for slot, parse in nz.VALUE_PARSERS.items():
         for span, raw in groups.get(slot, [])[:1]:
             if slot != "color":
                 span, raw = _grow_number(text, span)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from edge_agent.nlu import normalize as nz
 from edge_agent.nlu.home import Home
@@ -422,16 +422,6 @@ def _state_left(text: str, sp: Span, start: int, end: int) -> bool:
     return word_key(rest) in STATE_PHRASES
 
 
-_VALUE_PARSERS: dict[str, Callable[[str], object]] = {
-    "brightness": nz.parse_brightness,
-    "position": nz.parse_percentage,
-    "percentage": nz.parse_percentage,
-    "volume_level": nz.parse_percentage,
-    "temperature": nz.parse_temperature,
-    "color": nz.parse_color,
-}
-
-
 def _understood(text: str, slot: str, home: Home | None) -> bool:
     """Whether a span's words already mean something for its slot."""
     key = word_key(text)
@@ -451,7 +441,7 @@ def _understood(text: str, slot: str, home: Home | None) -> bool:
     if slot == "list_name":
         spoken = re.sub(r"\s+list$", "", text.strip(" ?.!,"), flags=re.IGNORECASE)
         return home is None or home.resolve_list(spoken, fuzzy=False) is not None
-    parse = _VALUE_PARSERS.get(slot)
+    parse = nz.VALUE_PARSERS.get(slot)
     return parse is None or parse(text) is not None
 
 
@@ -461,12 +451,12 @@ def grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
     untagged words when that makes it mean something; a value that is really a color becomes one."""
     out = sorted(spans, key=lambda sp: sp.start)
     for i, sp in enumerate(out):
-        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *_VALUE_PARSERS):
+        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *nz.VALUE_PARSERS):
             continue
         raw = text[max(0, sp.start) : sp.end]
         if not raw.strip() or _understood(raw, sp.slot, home):
             continue
-        if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
+        if sp.slot in nz.VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
             out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
             continue
         limit = out[i + 1].start if i + 1 < len(out) else len(text)

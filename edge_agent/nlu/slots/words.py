@@ -7,6 +7,7 @@ import functools
 import re
 
 from edge_agent.nlu.home import canonical_key
+from edge_agent.nlu.schema import MEDIA_INTENTS
 
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("lights", "light", "lamps", "lamp", "lighting", "bulbs", "light bulbs", "lites", "bulb"),
@@ -266,21 +267,8 @@ MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
     "episode": ("episode",),
 }
 
-_MEDIA_INTENTS = frozenset(
-    {
-        "HassMediaPause",
-        "HassMediaUnpause",
-        "HassMediaNext",
-        "HassMediaPrevious",
-        "HassSetVolume",
-        "HassSetVolumeRelative",
-        "HassMediaPlayerMute",
-        "HassMediaPlayerUnmute",
-        "HassMediaSearchAndPlay",
-    }
-)
 # intents that take the satellite's area when none is spoken
-CONTEXT_INTENTS = _MEDIA_INTENTS | frozenset(
+CONTEXT_INTENTS = frozenset(MEDIA_INTENTS) | frozenset(
     {
         "HassTurnOn",
         "HassTurnOff",
@@ -497,7 +485,7 @@ def word_kind(raw: str, default: str) -> str:
 
 
 INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
-    **{i: ("media_player",) for i in _MEDIA_INTENTS},
+    **{i: ("media_player",) for i in MEDIA_INTENTS},
     "HassLightSet": ("light",),
     "EdgeLightSetRelative": ("light",),
     "HassSetPosition": ("cover", "valve"),
