@@ -287,8 +287,9 @@ class Agent:
         """The recognizer of a swapped-in bundle's model, resolving against the current home."""
         from edge_agent.nlu.recognizer import IntentRecognizer
 
-        recognizer = IntentRecognizer(model, self.homes.home)
-        self.homes.bind(recognizer)
+        with self.bridge_lock:  # the lock control and HA learning replace the home under
+            recognizer = IntentRecognizer(model, self.homes.home)
+            self.homes.bind(recognizer)
         return self._serve(recognizer)
 
     def _tap(self, handler: Handler) -> Handler:
