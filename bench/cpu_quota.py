@@ -24,11 +24,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from edge_agent.nlu.tokenizer import Tokenizer  # noqa: E402
 from edge_agent.runtime.backend import load_backend  # noqa: E402
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle  # noqa: E402
 from edge_agent.runtime.quota import CpuGovernor, governor_from_config  # noqa: E402
 from edge_agent.runtime.segments import SegmentExecutor  # noqa: E402
+from edge_agent.runtime.tokenizer import Tokenizer  # noqa: E402
 
 LOG_LINES = [
     "kernel: [ 1234.567] usb 1-1: new high-speed USB device number {n} using xhci_hcd",

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import IntentResult, Span
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE, SLOTS
 from edge_agent.nlu.slots import build_slots
+from edge_agent.records.intent import IntentResult, Span
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?|[^\sA-Za-z0-9]")
 BUCKETS = 1 << 16

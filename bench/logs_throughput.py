@@ -104,8 +104,8 @@ def run_service(
 ) -> tuple[float, list[tuple[int, float]], int]:
     """LogService.ingest (classify + summarize): (seconds, points, messages produced)."""
     from edge_agent.logs.config import LogsConfig
-    from edge_agent.logs.records import RawLine
     from edge_agent.logs.service import LogService
+    from edge_agent.records.logs import RawLine
 
     svc = LogService(model=model, config=LogsConfig(window_lines=1000, window_s=60))
     _force_heads(svc)
@@ -162,8 +162,8 @@ def _curve_drain3(pre: list[str], lines: list[str]) -> tuple[int, float]:
 
 def _curve_ours(pre: list[str], lines: list[str], model: Any) -> tuple[int, float]:
     from edge_agent.logs.config import LogsConfig
-    from edge_agent.logs.records import RawLine
     from edge_agent.logs.service import LogService
+    from edge_agent.records.logs import RawLine
 
     svc = LogService(model=model, config=LogsConfig(window_lines=1000, max_templates=1_000_000))
     _force_heads(svc)

@@ -1,54 +1,61 @@
-"""Composition root: config -> engines -> pipeline -> transport; lifecycle and signals.
+"""Composition root: config -> engines -> pipeline (+ bridges) -> transport; lifecycle and signals.
 
-``Agent`` wires the parts; ``run_agent`` is what ``edge-agent run`` calls. The engines (intent
-recognizer, log service) can be injected, which is how tests and the demo run the agent in-process.
-``build_engines`` runs the model through the runtime (docs/runtime.md): the delegate preference
-chain with fallback, the residency of the weights and the CPU quota of ``config.runtime``.
+``Agent`` wires the parts; ``run_agent`` is what ``edge-agent run`` calls. The engines
+(``edge_agent.engines``: recognizer, log service, runtime) can be injected, which is how tests and
+the demo run the agent in-process. The bridges (``edge_agent.bridges``: Hermes, runtime control,
+Home Assistant) are built here when enabled; bundles installed at run time swap in through
+``edge_agent.hotswap``.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 import structlog
 
+from edge_agent.bridges.common import HomeBinding
+from edge_agent.bridges.control import ControlHandler, ControlledRecognizer, Controller, control_route
+from edge_agent.bridges.hermes import HermesHandler, hermes_route
+from edge_agent.bridges.homeassistant import HaBridge, HaHandler
 from edge_agent.config import Config
-from edge_agent.ecosystem import Ecosystem
+from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
+from edge_agent.hotswap import BundleSwap
 from edge_agent.messages import status as status_msg
+from edge_agent.messages.control import ControlReply
 from edge_agent.messages.topics import SiteTopics
+from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
-from edge_agent.pipeline.core import Envelope, Outcome, Registry
+from edge_agent.pipeline.core import Envelope, Handler, Outcome, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
 from edge_agent.pipeline.handlers import (
     DeadLetters,
     IntentHandler,
     LogHandler,
-    LogServiceLike,
     RecognizerLike,
     logs_route,
     transcript_route,
 )
-from edge_agent.pipeline.pacing import CpuPacer, GovernorLike
+from edge_agent.pipeline.pacing import CpuPacer
 from edge_agent.pipeline.service import Pipeline
+from edge_agent.sdnotify import Notifier, Watchdog
 from edge_agent.security import redact_event
+from edge_agent.store import FileStore
 from edge_agent.store.config import resolve_state_dir
 from edge_agent.store.outbox import DurablePublisher, Outbox
 from edge_agent.transport.base import Publisher, PublishOutcome
 from edge_agent.transport.links import SessionLinks
 from edge_agent.transport.mqtt import MqttTransport
 
-__all__ = ["Agent", "Engines", "RuntimeLike", "build_engines", "configure_logging", "open_model", "run_agent"]
+__all__ = ["Agent", "configure_logging", "run_agent"]
 
 _log = structlog.get_logger("edge_agent.app")
 
@@ -57,26 +64,6 @@ EXIT_TRANSPORT = 3
 EXIT_STARTUP = 4
 # input kinds that arrive on the bulk MQTT session when ``mqtt.bulk_session`` is on
 BULK_KINDS = frozenset({"logs"})
-
-
-class RuntimeLike(Protocol):
-    """The model runtime behind the engines (``edge_agent.runtime.chain.ChainRuntime``)."""
-
-    def stats(self) -> dict[str, Any]: ...
-    def close(self) -> None: ...
-
-
-@dataclass
-class Engines:
-    """What the handlers run: the intent recognizer, the log service (None: logs go to the DLQ),
-    the model runtime whose state goes into stats (None: injected engines without one) and the
-    CPU governor of ``runtime.cpu.quota`` (None: no quota)."""
-
-    recognizer: RecognizerLike
-    model_id: str
-    log_service: LogServiceLike | None = None
-    runtime: RuntimeLike | None = None
-    governor: GovernorLike | None = None
 
 
 def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -> None:
@@ -93,102 +80,6 @@ def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -
         logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
         cache_logger_on_first_use=False,
     )
-
-
-def build_engines(config: Config) -> Engines:
-    """Load the bundle, the model (through the runtime chain, under the CPU quota), the recognizer
-    and the log service named by ``config``."""
-    from edge_agent.nlu.home import Home
-    from edge_agent.nlu.recognizer import IntentRecognizer
-    from edge_agent.runtime.bundle import default_bundle_path, load_bundle
-
-    governor = cpu_governor(config)
-    bundle = startup_bundle(config, lambda: load_bundle(config.model.bundle or default_bundle_path()))
-    runtime, model = open_model(bundle, config, governor)
-    home = Home.from_dict(config.home.model_dump(exclude_none=True), source="config home")
-    recognizer = IntentRecognizer(model, home)
-    return Engines(
-        recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model),
-        runtime=runtime, governor=governor,
-    )
-
-
-def cpu_governor(config: Config) -> GovernorLike | None:
-    """Affinity and the duty-cycle governor of ``runtime.cpu`` (None without a quota)."""
-    from edge_agent.runtime.quota import governor_from_config
-
-    cpu = config.runtime.cpu
-    return governor_from_config(cpu.quota, cpu.affinity, burst_s=cpu.burst_ms / 1000)
-
-
-def open_model(bundle: Any, config: Config, governor: GovernorLike | None) -> tuple[RuntimeLike, Any]:
-    """The bundle's ``Model`` on the runtime chain of ``config.runtime``: every delegate of the
-    preference list probed against the CPU golden outputs, fallback at run time, transcripts as
-    interactive and log lines as background requests of the batching queue."""
-    from edge_agent.runtime.chain import open_runtime
-    from edge_agent.runtime.model import Model
-
-    rt_cfg = config.runtime
-    runtime = open_runtime(bundle, rt_cfg, governor=governor)
-    try:
-        model = Model(bundle, backend=rt_cfg.backend, threads=rt_cfg.effective_threads,
-                      executors=runtime.executors)
-    except BaseException:
-        runtime.close()
-        raise
-    _log.info("app.runtime_open", model=bundle.model_id, **_runtime_summary(runtime.stats()))
-    return runtime, model
-
-
-def _runtime_summary(stats: dict[str, Any]) -> dict[str, Any]:
-    unavailable = {b["name"]: b["reason"] for b in stats.get("backends", []) if b.get("reason")}
-    return {"active": stats.get("active"), "unavailable": unavailable}
-
-
-def bundle_installer(config: Config, warm_up: Callable[[Any], Any] | None = None) -> Any:
-    """The A/B installer under the state directory, with the trust store when one is configured;
-    ``warm_up(bundle) -> model`` replaces the installer's plain CPU warm-up."""
-    from edge_agent.runtime.install import BundleInstaller
-    from edge_agent.runtime.signing import TrustStore
-
-    rel = config.reliability
-    trust = TrustStore.load(rel.bundles.trust_store) if rel.bundles.trust_store is not None else None
-    state_dir = resolve_state_dir(rel.state_dir, config.site_id)
-    if warm_up is None:
-        return BundleInstaller(state_dir, trust)
-    return BundleInstaller(state_dir, trust, warm_up=warm_up)
-
-
-def startup_bundle(config: Config, configured: Callable[[], Any]) -> Any:
-    """The installed (A/B) bundle when there is one, else ``model.bundle``; both verified, and signed
-    when a trust store is configured. A corrupt active slot falls back to the previous one."""
-    from edge_agent.errors import BundleError
-    from edge_agent.runtime.bundle import default_bundle_path
-    from edge_agent.runtime.signing import load_signed_bundle
-
-    installer = bundle_installer(config)
-    try:
-        active = installer.load_active()
-    except BundleError as exc:
-        _log.error("app.active_bundle_invalid", error=str(exc), action="rolling back")
-        active = installer.rollback().bundle
-    if active is not None:
-        return active
-    if installer.trust is None:
-        return configured()
-    return load_signed_bundle(config.model.bundle or default_bundle_path(), installer.trust)
-
-
-def _log_service(config: Config, model: Any) -> LogServiceLike | None:
-    try:
-        logs_service = importlib.import_module("edge_agent.logs.service")
-    except ModuleNotFoundError as exc:
-        if exc.name != "edge_agent.logs.service":
-            raise
-        _log.warning("app.logs_unavailable", reason="edge_agent.logs.service is not part of this build")
-        return None
-    factory: Callable[..., LogServiceLike] = logs_service.LogService
-    return factory(model=model, config=config.logs)
 
 
 class _NoLogService:
@@ -218,11 +109,9 @@ class Agent:
         rel = config.reliability
         self.state_dir = resolve_state_dir(rel.state_dir, config.site_id)
         self.durable: DurablePublisher | None = None
-        self.runtime = engines.runtime
-        self.governor = engines.governor
         self.pacer = CpuPacer(engines.governor)
-        self._staged: dict[int, RuntimeLike] = {}  # id(model) -> its runtime, warmed up, not yet active
-        self._staged_lock = threading.Lock()
+        self.notifier = Notifier.from_env()
+        self.watchdog = Watchdog.from_env(self.notifier)
         dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
         self._register(engines, dead)
         bulk_kinds = BULK_KINDS if config.mqtt.bulk_session else frozenset()
@@ -325,77 +214,92 @@ class Agent:
         return out
 
     def _register(self, engines: Engines, dead: DeadLetters) -> None:
-        """One line per input kind."""
+        """One line per input kind; the bridges after the transcripts, as they share the recognizer."""
         p = self.config.pipeline
-        eco = self.ecosystem = _ecosystem(self.config, self.topics, engines)
-        recognizer = eco.wrap_recognizer(engines.recognizer)
+        self.homes = HomeBinding(config_home(self.config), engines.home_holder)
+        self.bridge_lock = threading.Lock()  # discovery and controller state, shared by the bridges
+        names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
+        self.controller = self._controller(names)
+        self.ha = self._home_assistant(names, engines.model_id)
         intents = IntentHandler(
-            recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max, pacer=self.pacer
+            self._serve(engines.recognizer), self.topics, engines.model_id, dead, p.transcript_batch_max,
+            pacer=self.pacer,
         )
-        self._intents = intents
-        self._logs: LogHandler | None = None
-        self.registry.add(transcript_route(self.topics), eco.wrap_handler(intents))
-        # Hermes, control, Home Assistant: they recognize with whatever the intent handler serves now
-        eco.register(self.registry, _Serving(intents), intents._lock)
+        self.registry.add(transcript_route(self.topics), self._tap(intents))
+        self._register_bridges(intents)
+        logs: LogHandler | None = None
         if engines.log_service is not None:
             wait_s = p.log_batch_wait_ms / 1000
             logs = LogHandler(
                 engines.log_service, self.topics, dead, p.log_batch_max, wait_s, pacer=self.pacer
             )
-            self._logs = logs
-            self.registry.add(logs_route(self.topics), eco.wrap_handler(logs))
+            self.registry.add(logs_route(self.topics), self._tap(logs))
         else:
             self.registry.add(logs_route(self.topics), _NoLogService(dead))
+        self.swap = BundleSwap(
+            self.config, engines.governor, engines.runtime, intents, logs, self._serve_model
+        )
         allowed = self.config.reliability.bundles.install_from
         if allowed:
-            warm_up = self._warm_up if self.runtime is not None else None
+            warm_up = self.swap.warm_up if engines.runtime is not None else None
             installer = bundle_installer(self.config, warm_up)
-            command = BundleCommandHandler(installer, self.topics, allowed, self._activate)
+            command = BundleCommandHandler(installer, self.topics, allowed, self.swap.activate)
             self.registry.add(bundle_route(self.topics), command)
 
-    def _warm_up(self, bundle: Any) -> Any:
-        """Installer warm-up: the new bundle on its own runtime chain (same ``runtime`` config and
-        CPU governor), checked with real inputs; it serves once activated."""
-        from edge_agent.runtime.install import _check_outputs
+    def _controller(self, intents: list[str]) -> Controller | None:
+        """Runtime control, its state in the agent's state directory unless ``control.state_dir``."""
+        cfg = self.config.control
+        if not cfg.enabled:
+            return None
+        store = FileStore(Path(cfg.state_dir) if cfg.state_dir else self.state_dir)
+        controller = Controller(cfg, intents=intents, store=store, base_home=self.homes.home)
+        self.homes.set_home(controller.home())
+        return controller
 
-        with self._staged_lock:  # installs run one at a time: anything still staged was refused
-            stale, self._staged = list(self._staged.values()), {}
-        for runtime in stale:
-            runtime.close()
-        runtime, model = open_model(bundle, self.config, self.governor)
-        try:
-            _check_outputs(bundle, model)
-        except BaseException:
-            runtime.close()
-            raise
-        with self._staged_lock:
-            self._staged[id(model)] = runtime
-        return model
+    def _home_assistant(self, intents: list[str], model_id: str) -> HaBridge | None:
+        cfg = self.config.homeassistant
+        if not cfg.enabled:
+            return None
+        return HaBridge(cfg, self.topics, intents=intents, model_id=model_id, lock=self.bridge_lock)
 
-    def _activate(self, result: Any) -> None:
-        """A bundle passed verification and warm-up: serve with its model from the next batch on
-        (intents and log labels), then release the previous model's runtime."""
-        from edge_agent.nlu.home import Home
+    def _register_bridges(self, intents: IntentHandler) -> None:
+        """Hermes, control, Home Assistant: they recognize with whatever the intent handler serves."""
+        cfg, ha = self.config, self.ha
+        if cfg.hermes.enabled:
+            on_intent = ha.on_intent if ha is not None else None
+            self.registry.add(hermes_route(), HermesHandler(intents, cfg.hermes, intents.lock, on_intent))
+        if self.controller is not None:
+            reply = cfg.control.reply_topic or ControlReply.topic(self.topics)
+            retire = ha.retire if ha is not None else None
+            handler = ControlHandler(self.controller, reply, self.bridge_lock, self.homes, retire)
+            self.registry.add(control_route(cfg.control, self.topics), handler)
+        if ha is not None:
+            learner = self.controller if cfg.control.learn_from_homeassistant else None
+            self.registry.add(ha.route(learner is not None), HaHandler(ha, learner, self.homes))
+
+    def _serve(self, recognizer: RecognizerLike) -> RecognizerLike:
+        """The recognizer the handlers use: with runtime control on, its results filtered by it."""
+        if self.controller is None:
+            return recognizer
+        return ControlledRecognizer(recognizer, self.controller)
+
+    def _serve_model(self, model: Any) -> RecognizerLike:
+        """The recognizer of a swapped-in bundle's model, resolving against the current home."""
         from edge_agent.nlu.recognizer import IntentRecognizer
 
-        home = Home.from_dict(self.config.home.model_dump(exclude_none=True), source="config home")
-        recognizer = self.ecosystem.wrap_recognizer(IntentRecognizer(result.model, home))
-        self._intents.swap(recognizer, result.bundle.model_id)
-        logs_swapped = self._logs.swap_model(result.model) if self._logs is not None else False
-        with self._staged_lock:
-            runtime = self._staged.pop(id(result.model), None)
-        previous = self.runtime
-        if runtime is not None:
-            self.runtime = runtime
-            if previous is not None:
-                previous.close()  # the handlers no longer reach it: both swaps took their locks
-        _log.info("app.bundle_activated", model=result.bundle.model_id, slot=result.slot,
-                  key_id=result.key_id, logs_swapped=logs_swapped)
+        with self.bridge_lock:  # the lock control and HA learning replace the home under
+            recognizer = IntentRecognizer(model, self.homes.home)
+            self.homes.bind(recognizer)
+        return self._serve(recognizer)
+
+    def _tap(self, handler: Handler) -> Handler:
+        """With HA on: intents fire the event entity, summaries/alerts update the source entities."""
+        return handler if self.ha is None else self.ha.tap(handler)
 
     def _runtime_stats(self) -> dict[str, Any] | None:
         """``runtime`` of the stats message: active backend, why others are unavailable, switches,
         residency, threads and the CPU quota's figures."""
-        runtime = self.runtime
+        runtime = self.swap.runtime
         if runtime is None:
             return None
         rt = self.config.runtime
@@ -411,7 +315,7 @@ class Agent:
         to HA."""
         if self.durable is not None:
             self.durable.on_connected()
-        for out in self.ecosystem.on_connected():
+        for out in self.ha.on_connected() if self.ha is not None else []:
             self.transport.publish(out.topic, out.payload, qos=out.qos, retain=out.retain)
 
     def _on_message(self, inbound: Any) -> None:
@@ -424,7 +328,7 @@ class Agent:
         self.pipeline.start()
         for transport in self.links.transports:
             transport.start()
-        self.ecosystem.ready()  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
+        self.notifier.ready(status="running")  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
     def request_stop(self, *_args: object) -> None:
         self.stopping.set()
@@ -432,7 +336,7 @@ class Agent:
     def wait(self) -> int:
         """Block until a stop is requested or the transport fails for good; then shut down."""
         while not self.stopping.wait(0.2):
-            self.ecosystem.watchdog()
+            self.watchdog.ping()
             fatal = self._fatal()
             if fatal is not None:
                 _log.error("app.transport_failed", error=str(fatal))
@@ -447,7 +351,7 @@ class Agent:
     def shutdown(self) -> None:
         """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
         _log.info("app.stopping", queued=len(self.pipeline.queue))
-        self.ecosystem.stopping()
+        self.notifier.stopping()
         for transport in self.links.transports:
             transport.stop_accepting()
         timeout = self.config.pipeline.drain_timeout_s
@@ -461,39 +365,8 @@ class Agent:
             self.durable.close()
         for transport in reversed(self.links.transports):  # the main session last: "offline" ends it
             transport.close()
-        if self.runtime is not None:
-            self.runtime.close()
+        self.swap.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
-
-
-class _Serving:
-    """The recognizer the intent handler serves with now (it follows bundle swaps); recognition
-    through it is interactive work under the CPU quota. Callers hold the handler's lock."""
-
-    def __init__(self, handler: IntentHandler) -> None:
-        self._handler = handler
-
-    def recognize(self, texts: Any, context_area: str | None = None) -> Any:
-        with self._handler.pacer.interactive():
-            return self._handler.recognizer.recognize(texts, context_area)
-
-
-def _ecosystem(config: Config, topics: SiteTopics, engines: Engines) -> Ecosystem:
-    """Hermes, Home Assistant, runtime control and sd_notify (each off unless configured)."""
-    from edge_agent.nlu.home import Home
-    from edge_agent.nlu.schema import INTENTS
-
-    recognizer = engines.recognizer
-
-    def apply_home(home: Home) -> None:
-        if hasattr(recognizer, "home"):
-            recognizer.home = home
-
-    return Ecosystem(
-        config, topics, intents=list(getattr(recognizer, "intents", INTENTS)), model_id=engines.model_id,
-        home=Home.from_dict(config.home.model_dump(exclude_none=True), source="config home"),
-        apply_home=apply_home,
-    )
 
 
 def run_agent(config: Config, engines: Engines | None = None) -> int:

@@ -17,7 +17,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
+from edge_agent.bridges.control import ControlConfig
+from edge_agent.bridges.hermes import HermesConfig
+from edge_agent.bridges.homeassistant import HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.runtime.config import RuntimeConfig

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Mapping
 
-__all__ = ["Notifier", "watchdog_interval"]
+__all__ = ["Notifier", "Watchdog", "watchdog_interval"]
 
 
 def watchdog_interval(env: Mapping[str, str] | None = None) -> float | None:
@@ -77,3 +78,25 @@ class Notifier:
 
     def status(self, text: str) -> bool:
         return self.notify(f"STATUS={text}")
+
+
+class Watchdog:
+    """Pings systemd's watchdog from the main loop, at most once per ``watchdog_interval()``;
+    does nothing when the unit has no ``WatchdogSec=``."""
+
+    def __init__(self, notifier: Notifier, interval_s: float | None) -> None:
+        self.notifier = notifier
+        self.interval_s = interval_s
+        self._last = 0.0
+
+    @classmethod
+    def from_env(cls, notifier: Notifier, env: Mapping[str, str] | None = None) -> Watchdog:
+        return cls(notifier, watchdog_interval(env))
+
+    def ping(self, now: float | None = None) -> bool:
+        """``WATCHDOG=1`` when the interval has passed since the last ping; True when sent."""
+        now = time.monotonic() if now is None else now
+        if self.interval_s is None or now - self._last < self.interval_s:
+            return False
+        self._last = now
+        return self.notifier.watchdog()

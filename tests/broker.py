@@ -287,7 +287,7 @@ class TinyRecognizer:
     'slow' takes 0.2 s (to have work in flight), 'crash' raises (a handler bug)."""
 
     def recognize(self, texts: Any, context_area: str | None = None) -> list[Any]:
-        from edge_agent.nlu.result import IntentResult
+        from edge_agent.records.intent import IntentResult
 
         out = []
         for text in texts:
@@ -303,8 +303,9 @@ class TinyRecognizer:
 
 def run_tiny_agent(config_path: str) -> int:
     """Entry point of a subprocess agent with the tiny recognizer (no log service)."""
-    from edge_agent.app import Engines, run_agent
+    from edge_agent.app import run_agent
     from edge_agent.config import load
+    from edge_agent.engines import Engines
 
     return run_agent(load(config_path), Engines(recognizer=TinyRecognizer(), model_id="tiny@test"))
 

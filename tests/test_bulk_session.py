@@ -17,9 +17,10 @@ import paho.mqtt.client as paho
 import pytest
 from broker import Collector, TestBroker, TinyRecognizer, eventually, publish_wait, unique
 
-from edge_agent.app import Agent, Engines
+from edge_agent.app import Agent
 from edge_agent.config import Config, parse
-from edge_agent.logs.records import Outgoing, RawLine
+from edge_agent.engines import Engines
+from edge_agent.records.logs import Outgoing, RawLine
 
 
 class GateLogService:

@@ -9,12 +9,13 @@ from typing import Any
 import orjson
 import pytest
 
-from edge_agent.control import Controller, ControlState, learned_entities
-from edge_agent.ecosystem_config import ControlConfig
+from edge_agent.bridges.control import ControlConfig, Controller
+from edge_agent.bridges.control_state import ControlState
 from edge_agent.errors import PayloadError
+from edge_agent.messages.discovery import learned_entities
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import IntentResult, SlotValue
 from edge_agent.nlu.schema import INTENTS
+from edge_agent.records.intent import IntentResult, SlotValue
 from edge_agent.store import FileStore
 
 HOME = Home.from_dict(
@@ -186,3 +187,49 @@ def test_learning_from_ha_discovery(tmp_path: Path) -> None:
     assert ctrl.home().resolve_name("hallway plug") is None
     off = _controller(tmp_path)
     assert not off.learn("homeassistant/device/zb-1/config", DEVICE_CONFIG)  # learning disabled
+
+
+class _Holder:
+    """A recognizer's home, as ``IntentRecognizer`` keeps it."""
+
+    def __init__(self) -> None:
+        self.home: Home | None = None
+
+
+def test_home_binding_follows_the_served_recognizer() -> None:
+    from edge_agent.bridges.common import HomeBinding
+
+    first, second = _Holder(), _Holder()
+    binding = HomeBinding(HOME, first)
+    changed = Home.from_dict({"areas": ["Hall"], "entities": []})
+    binding.set_home(changed)
+    assert first.home is changed
+    binding.bind(second)  # a bundle swap: the new recognizer gets the current home, not the config's
+    assert second.home is changed
+    binding.set_home(HOME)
+    assert second.home is HOME and first.home is changed
+    HomeBinding(HOME, None).set_home(changed)  # a recognizer without a home: nothing to set
+
+
+def test_the_agent_keeps_control_state_in_its_state_directory(broker: Any, site: str, tmp_path: Path) -> None:
+    """Without ``control.state_dir`` the control state lives in the one state directory."""
+    from broker import TinyRecognizer
+    from conftest import agent_config
+
+    from edge_agent.app import Agent
+    from edge_agent.config import parse
+    from edge_agent.engines import Engines
+
+    state = tmp_path / "state"
+    sections = {"reliability": {"state_dir": str(state)}, "control": {"enabled": True}}
+    config = parse(agent_config(broker, site, **sections))
+    agent = Agent(config, Engines(recognizer=TinyRecognizer(), model_id="tiny@test"))
+    agent.start()
+    try:
+        assert agent.controller is not None
+        done = agent.controller.handle(b'{"id": 1, "cmd": "disable_intents", "intents": ["HassTurnOn"]}')
+        assert done.ok
+        saved = ControlState.from_json((state / "control").read_bytes())
+        assert saved.disabled == frozenset({"HassTurnOn"})
+    finally:
+        agent.shutdown()

@@ -17,7 +17,7 @@ from broker import Collector, TestBroker
 from paho.mqtt import client as paho
 from pydantic import ValidationError
 
-from edge_agent.ecosystem_config import HomeAssistantConfig
+from edge_agent.bridges.homeassistant import HomeAssistantConfig
 from edge_agent.errors import PayloadError
 from edge_agent.messages.discovery import HaDiscovery, Publish, SourceState, source_state_from_summary
 from edge_agent.nlu.schema import INTENTS

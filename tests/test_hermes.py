@@ -16,7 +16,7 @@ from rhasspyhermes.nlu import NluQuery as RhasspyQuery
 from edge_agent.errors import PayloadError
 from edge_agent.messages import hermes
 from edge_agent.messages.hermes import NluQuery, error_for_payload, error_message, intent_topic, respond
-from edge_agent.nlu.result import IntentResult, SlotValue
+from edge_agent.records.intent import IntentResult, SlotValue
 
 
 def _span(text: str, raw: str) -> tuple[int, int]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from edge_agent.nlu.result import Span
 from edge_agent.nlu.schema import INTENTS
 from edge_agent.nlu.slots import build_slots
+from edge_agent.records.intent import Span
 from firmware_tools.data.intents import IntentExample, check_example, generate, generate_intent, sample_home
 
 
@@ -47,11 +48,35 @@ def test_every_intent_and_out_of_scope_share(examples: list[IntentExample]) -> N
     assert 0.18 < oos < 0.27
 
 
+def _skeleton(ex: IntentExample) -> str:
+    """The phrasing without its slot values: each span replaced by ``{slot}``, case and spacing
+    folded ("turn on the {name} in the {area}")."""
+    text = ex.text
+    for start, end, slot in sorted(ex.spans, reverse=True):
+        text = f"{text[:start]}{{{slot}}}{text[end:]}"
+    return re.sub(r"\s+", " ", text.lower().strip(" ?.!,"))
+
+
 def test_variety(examples: list[IntentExample]) -> None:
+    """Phrasings, not slot fills: distinct texts are guaranteed by the fills, skeletons are not."""
+    by_intent: dict[str | None, list[str]] = collections.defaultdict(list)
+    for ex in examples:
+        by_intent[ex.intent].append(_skeleton(ex))
+    skeletons = [s for group in by_intent.values() for s in group]
+    assert len(set(skeletons)) > 0.6 * len(skeletons)
+    for intent, group in by_intent.items():
+        assert len(set(group)) >= 20, f"{intent}: {len(set(group))} phrasings"
+        top = collections.Counter(group).most_common(1)[0][1]
+        assert top < 0.25 * len(group), f"{intent}: one phrasing is {top} of {len(group)} examples"
     texts = [e.text for e in examples]
-    assert len(set(texts)) > 0.8 * len(texts)
     lowered = sum(1 for t in texts if t == t.lower())
     assert 0.3 < lowered / len(texts) < 0.95
+
+
+def test_skeleton_folds_slot_values() -> None:
+    a = IntentExample("Turn on the Desk Lamp", "HassTurnOn", [(12, 21, "name")], {"name": "Desk Lamp"})
+    b = IntentExample("turn on the hall light", "HassTurnOn", [(12, 22, "name")], {"name": "hall light"})
+    assert _skeleton(a) == _skeleton(b) == "turn on the {name}"
 
 
 def test_expected_slots_match_build_slots(examples: list[IntentExample]) -> None:

@@ -106,7 +106,7 @@ def test_home_file_is_used(tmp_path: Path) -> None:
 # sentencepiece's proto output, importlib.metadata with a version look-up, yaml without --home).
 _NOT_ON_THE_INTENTS_PATH = (
     "edge_agent.app", "edge_agent.logs", "edge_agent.pipeline", "edge_agent.transport",
-    "edge_agent.store", "edge_agent.control", "edge_agent.ecosystem", "edge_agent.config",
+    "edge_agent.store", "edge_agent.bridges", "edge_agent.engines", "edge_agent.hotswap", "edge_agent.config",
     "paho", "pydantic", "drain3", "structlog", "cryptography",
     "google.protobuf", "sentencepiece.sentencepiece_pb2", "importlib.metadata", "yaml",
 )  # fmt: skip

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from edge_agent.logs.masking import mask
 from edge_agent.logs.parse import clean_text, decode_line, infer_severity, parse_line
-from edge_agent.logs.records import RawLine
+from edge_agent.records.logs import RawLine
 
 
 def test_rfc5424_with_structured_data() -> None:

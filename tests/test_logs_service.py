@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.records import RawLine
 from edge_agent.logs.service import LogService
+from edge_agent.records.logs import RawLine
 from edge_agent.store import FileStore, MemoryStore
 
 

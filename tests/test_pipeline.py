@@ -110,11 +110,36 @@ def test_percentiles_nearest_rank() -> None:
     assert window.total == 4
 
 
-def test_process_gauges_are_plausible() -> None:
+def _vm_rss_mb() -> float:
+    """The kernel's own RSS figure (``VmRSS`` in /proc/self/status), to check the gauge against."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_process_gauges_track_memory_and_cpu() -> None:
+    """RSS follows 64 MiB being touched and agrees with the kernel; CPU percent tells an idle
+    interval from a busy one and counts the CPU time the busy one took."""
     gauges = ProcessGauges()
-    sum(i * i for i in range(2_000_000))
-    assert 5 < gauges.rss_mb() < 4096
-    assert gauges.cpu_percent() > 0
+    before = gauges.rss_mb()
+    block = bytearray(64 << 20)
+    for i in range(0, len(block), 4096):  # touch every page so it is resident
+        block[i] = 1
+    grown = gauges.rss_mb() - before
+    assert 56 < grown < 80, grown
+    assert abs(gauges.rss_mb() - _vm_rss_mb()) < 4
+    del block
+    gauges.cpu_percent()  # a fresh interval starts here
+    time.sleep(0.3)
+    idle = gauges.cpu_percent()
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    while time.process_time() - cpu0 < 0.3:
+        pass
+    wall = time.monotonic() - wall0
+    busy = gauges.cpu_percent()
+    assert idle < 25, idle
+    assert busy >= 0.8 * 100 * 0.3 / wall, (busy, wall)
 
 
 # -- topics ---------------------------------------------------------------------------------
@@ -136,6 +161,9 @@ def test_transcript_json_and_plain_text() -> None:
     t = Transcript.parse(b'{"text": " turn on the fan ", "id": 7, "lang": "en", "confidence": 0.8, "x": 1}')
     assert t == Transcript(text="turn on the fan", id="7", lang="en", confidence=0.8)
     assert Transcript.parse(b"stop the vacuum\n") == Transcript(text="stop the vacuum")
+    assert Transcript.parse(t.payload()) == t  # the JSON form round-trips
+    jsonschema.validate(t.to_dict(), load_schema("transcript"))
+    assert Transcript.topic(SiteTopics("edge", "s1")) == "edge/s1/transcript"
     jsonschema.validate({"text": "hi", "id": 7}, load_schema("transcript"))
 
 
@@ -213,7 +241,7 @@ def test_intent_payload_golden() -> None:
 
 def test_dead_letter_caps_and_round_trips_the_payload() -> None:
     raw = bytes(range(256)) * 40
-    record = json.loads(DeadLetter("bad", "edge/s/transcript", raw, 1700000000.0, cap=100).payload_bytes())
+    record = json.loads(DeadLetter("bad", "edge/s/transcript", raw, 1700000000.0, cap=100).payload())
     assert base64.b64decode(record["payload_b64"]) == raw[:100]
     assert record["payload_size"] == len(raw)
     assert record["truncated"] is True

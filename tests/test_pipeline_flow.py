@@ -10,8 +10,9 @@ from pathlib import Path
 import paho.mqtt.client as paho
 from broker import Collector, TestBroker, TinyRecognizer, eventually, publish_wait
 
-from edge_agent.app import Agent, Engines
+from edge_agent.app import Agent
 from edge_agent.config import Config, parse
+from edge_agent.engines import Engines
 
 
 def config_for(broker: TestBroker, site: str, protocol: str = "5", **pipeline: object) -> Config:

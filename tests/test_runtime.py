@@ -13,10 +13,10 @@ import pytest
 
 from edge_agent.errors import BackendUnavailable, BundleError, InferenceError
 from edge_agent.nlu.recognizer import IntentRecognizer
-from edge_agent.nlu.tokenizer import Tokenizer
 from edge_agent.runtime.backend import available_backends, load_backend
 from edge_agent.runtime.bundle import MANIFEST, default_bundle_path, load_bundle
 from edge_agent.runtime.model import Model
+from edge_agent.runtime.tokenizer import Tokenizer
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "default_bundle.json").read_text())
 BACKENDS = ("litert", "tflite-runtime")
@@ -144,7 +144,7 @@ def test_tokenizer_offsets_and_truncation(bundle) -> None:  # type: ignore[no-un
 
 def test_decode_spans_bio_rules() -> None:
     from edge_agent.nlu.recognizer import decode_spans
-    from edge_agent.nlu.tokenizer import Encoded
+    from edge_agent.runtime.tokenizer import Encoded
 
     tags = ["O", "B-name", "I-name", "B-area", "I-area"]
     text = "turn on kitchen ceiling light in living room"

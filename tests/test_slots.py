@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import Span
 from edge_agent.nlu.slots import build_slots
+from edge_agent.records.intent import Span
 
 HOME = Home.load(Path(__file__).parent / "data" / "home_example.yaml")
 

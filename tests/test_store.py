@@ -56,3 +56,17 @@ def test_memory_store() -> None:
     assert store.load("a") is None
     store.save("a", b"1")
     assert store.load("a") == b"1"
+
+
+def test_state_dir_policy_order(tmp_path: Path) -> None:
+    """One policy: configured, then $STATE_DIRECTORY (first entry), then XDG, then ~/.local/state."""
+    from edge_agent.store.config import resolve_state_dir
+
+    xdg = str(tmp_path / "xdg")
+    env = {"STATE_DIRECTORY": "/var/lib/edge-agent:/var/lib/other", "XDG_STATE_HOME": xdg}
+    assert resolve_state_dir(tmp_path / "cfg", "kitchen", env) == tmp_path / "cfg"
+    assert resolve_state_dir(None, "kitchen", env) == Path("/var/lib/edge-agent")
+    assert resolve_state_dir(None, "kitchen", {"XDG_STATE_HOME": xdg}) == Path(xdg) / "edge-agent" / "kitchen"
+    home = Path.home() / ".local" / "state" / "edge-agent" / "kitchen"
+    assert resolve_state_dir(None, "kitchen", {}) == home
+    assert resolve_state_dir(None, "kitchen", {"XDG_STATE_HOME": "relative/dir"}) == home

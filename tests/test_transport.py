@@ -25,8 +25,9 @@ from broker import (
 )
 from conftest import agent_config
 
-from edge_agent.app import Agent, Engines
+from edge_agent.app import Agent
 from edge_agent.config import Config, parse
+from edge_agent.engines import Engines
 from edge_agent.transport.base import Inbound
 from edge_agent.transport.mqtt import Backoff, MqttTransport
 

@@ -19,11 +19,9 @@ from typing import Any
 from edge_agent.errors import BundleError, ConfigError
 from edge_agent.runtime.install import BundleInstaller, InstallResult
 from edge_agent.runtime.signing import TrustStore
+from edge_agent.store.config import resolve_state_dir
 
 __all__ = ["register"]
-
-DEFAULT_STATE_DIR = "/var/lib/edge-agent"
-
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("bundle", help="install, inspect or roll back model bundles (A/B slots)")
@@ -46,9 +44,9 @@ def register(sub: Any) -> None:
 def _common(parser: argparse.ArgumentParser, *, trust: bool) -> None:
     parser.add_argument(
         "--state-dir",
-        default=_default_state_dir(),
-        help="the agent's reliability.state_dir (default $EDGE_AGENT_STATE_DIR, $STATE_DIRECTORY, "
-        f"else {DEFAULT_STATE_DIR})",
+        default=str(resolve_state_dir(None, "default")),
+        help="the agent's reliability.state_dir (default $STATE_DIRECTORY, else "
+        "$XDG_STATE_HOME/edge-agent/default, else ~/.local/state/edge-agent/default)",
     )
     if trust:
         parser.add_argument(
@@ -61,12 +59,6 @@ def _common(parser: argparse.ArgumentParser, *, trust: bool) -> None:
             action="store_true",
             help="install without a trust store (development only; refused otherwise)",
         )
-
-
-def _default_state_dir() -> str:
-    env = os.environ
-    systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
-    return env.get("EDGE_AGENT_STATE_DIR") or systemd or DEFAULT_STATE_DIR
 
 
 def _installer(args: argparse.Namespace) -> BundleInstaller:

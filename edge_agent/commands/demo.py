@@ -21,9 +21,10 @@ import paho.mqtt.client as paho
 import yaml
 from paho.mqtt.enums import CallbackAPIVersion
 
-from edge_agent.app import Agent, Engines, build_engines, configure_logging
+from edge_agent.app import Agent, configure_logging
 from edge_agent.config import Config, parse
 from edge_agent.demo.broker import BrokerError, Mosquitto
+from edge_agent.engines import Engines, build_engines
 from edge_agent.errors import EdgeAgentError
 
 __all__ = ["register"]

@@ -17,7 +17,7 @@ from typing import IO, Any
 import orjson
 
 from edge_agent.errors import EdgeAgentError
-from edge_agent.nlu.result import IntentResult
+from edge_agent.records.intent import IntentResult
 
 __all__ = ["parse_line", "register", "run"]
 

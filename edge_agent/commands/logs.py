@@ -26,7 +26,7 @@ import structlog
 from edge_agent.errors import ConfigError, EdgeAgentError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import decode_line
-from edge_agent.logs.records import RawLine
+from edge_agent.records.logs import RawLine
 
 __all__ = ["read_lines", "register"]
 

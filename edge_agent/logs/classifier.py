@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
-from edge_agent.logs.records import LogLabel
 from edge_agent.logs.templates import TemplateMiner
+from edge_agent.records.logs import LogLabel
 
 __all__ = ["LineClassifier", "LogModel", "RuleModel", "severity_rank"]
 

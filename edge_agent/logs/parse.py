@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from edge_agent.logs.header import LEVEL_WORDS, split_header
-from edge_agent.logs.records import RawLine
+from edge_agent.records.logs import RawLine
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

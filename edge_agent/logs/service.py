@@ -20,11 +20,11 @@ from edge_agent.errors import PayloadError
 from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import ParsedLine, parse_line
-from edge_agent.logs.records import LogLabel, Outgoing, RawLine
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
 from edge_agent.logs.templates import TemplateMatch, TemplateMiner
 from edge_agent.messages.alert import AlertMessage
 from edge_agent.messages.summary import SummaryMessage
+from edge_agent.records.logs import LogLabel, Outgoing, RawLine
 from edge_agent.store import FileStore, Store
 
 __all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.labels import SEVERITIES
-from edge_agent.logs.records import LogLabel
 from edge_agent.messages.summary import SummaryMessage
+from edge_agent.records.logs import LogLabel
 
 __all__ = ["SourceWindow", "TemplateInfo", "headline"]
 

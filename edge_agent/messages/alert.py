@@ -14,10 +14,9 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from edge_agent.messages._json import dumps
-from edge_agent.messages.topics import SiteTopics, validate_level
+from edge_agent.messages.base import SourceMessage
 
 __all__ = ["SCHEMA", "SUFFIX", "AlertMessage"]
 
@@ -27,8 +26,7 @@ MAX_LINE_CHARS = 1000
 
 
 @dataclass(frozen=True)
-class AlertMessage:
-    source: str
+class AlertMessage(SourceMessage):
     at: float
     line: str
     template_id: int
@@ -39,15 +37,8 @@ class AlertMessage:
     line_ts: float | None = None
     suppressed: int = 0
 
-    def __post_init__(self) -> None:
-        validate_level(self.source, "log source")
-
-    @staticmethod
-    def topic_suffix(source: str) -> str:
-        return f"{SUFFIX}/{validate_level(source, 'log source')}"
-
-    def topic(self, topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX, self.source)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     @property
     def headline(self) -> str:
@@ -69,6 +60,3 @@ class AlertMessage:
             "suppressed": self.suppressed,
             "headline": self.headline,
         }
-
-    def payload(self) -> bytes:
-        return dumps(self.to_dict())

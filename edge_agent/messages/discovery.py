@@ -28,24 +28,33 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
-from edge_agent.ecosystem_config import HomeAssistantConfig, validate_topic_id
 from edge_agent.errors import PayloadError
+from edge_agent.messages.base import Publish
+from edge_agent.messages.topics import validate_topic_id
 
 __all__ = [
     "DISCOVERY_SCHEMA_VERSION",
+    "DiscoverySettings",
     "HaDiscovery",
     "Publish",
     "SourceState",
+    "learned_entities",
     "source_state_from_summary",
 ]
 
 DISCOVERY_SCHEMA_VERSION = 1
 _HEADLINE_MAX = 255  # HA refuses sensor states longer than 255 characters
 _ERROR_SEVERITIES = ("error", "critical")
+# HA platforms whose entities people name in commands
+_LEARN_DOMAINS = frozenset({
+    "light", "switch", "fan", "cover", "climate", "lock", "vacuum", "lawn_mower", "valve",
+    "humidifier", "water_heater", "media_player", "siren", "sensor", "binary_sensor", "scene",
+    "button", "number", "select",
+})
 _SOURCE_PARTS: dict[str, str] = {
     "anomalies": "sensor",
     "error_rate": "sensor",
@@ -54,14 +63,27 @@ _SOURCE_PARTS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Publish:
-    """One message to send."""
+class DiscoverySettings(Protocol):
+    """What discovery reads of its config section (``bridges.homeassistant.HomeAssistantConfig``)."""
 
-    topic: str
-    payload: bytes
-    retain: bool = False
-    qos: int = 1
+    @property
+    def discovery_prefix(self) -> str: ...
+    @property
+    def status_topic(self) -> str | None: ...
+    @property
+    def node_id(self) -> str | None: ...
+    @property
+    def device_name(self) -> str | None: ...
+    @property
+    def suggested_area(self) -> str | None: ...
+    @property
+    def log_sources(self) -> Sequence[str]: ...
+    @property
+    def source_idle_retire_s(self) -> float | None: ...
+    @property
+    def alert_hold_s(self) -> float: ...
+    @property
+    def announce_jitter_s(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -142,7 +164,7 @@ class HaDiscovery:
 
     def __init__(
         self,
-        cfg: HomeAssistantConfig,
+        cfg: DiscoverySettings,
         *,
         site_id: str,
         prefix: str,
@@ -364,3 +386,49 @@ class HaDiscovery:
             except (TypeError, ValueError) as exc:
                 raise PayloadError(f"discovery state of source {source!r} is malformed: {exc}") from None
             self._sources[source] = _Source(state=state, last_seen=last_seen)
+
+
+# -- other devices' discovery configs (what the agent may learn from) ----------------------
+def _pick(data: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if key in data:
+            return data[key]
+    return None
+
+
+def _friendly(device: Mapping[str, Any], name: Any) -> str | None:
+    dev_name = _pick(device, "name")
+    parts = [p for p in (dev_name, name) if isinstance(p, str) and p.strip()]
+    return " ".join(parts) if parts else None
+
+
+def learned_entities(component: str, payload: bytes) -> dict[str, Any] | None:
+    """Entities (name, domain, area) and areas described by another device's HA discovery payload
+    (``homeassistant/<component>/[<node>/]<object>/config`` or device-based
+    ``.../device/<id>/config``); None when it names no entity people would command."""
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    device = _pick(data, "device", "dev")
+    device = device if isinstance(device, dict) else {}
+    area = _pick(device, "suggested_area", "sa")
+    area = area if isinstance(area, str) and area.strip() else None
+    if component == "device":
+        parts = _pick(data, "components", "cmps")
+        configs = list(parts.values()) if isinstance(parts, dict) else []
+    else:
+        configs = [dict(data, platform=component)]
+    entities: list[dict[str, Any]] = []
+    for conf in configs:
+        if not isinstance(conf, dict):
+            continue
+        domain = _pick(conf, "platform", "p")
+        name = _friendly(device, _pick(conf, "name"))
+        if domain in _LEARN_DOMAINS and name:
+            entities.append({"name": name, "domain": domain, "area": area})
+    if not entities:
+        return None
+    return {"entities": entities, "areas": [area] if area else []}

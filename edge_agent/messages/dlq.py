@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from edge_agent.messages._json import dumps
-from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.base import Message
 
 __all__ = ["SCHEMA", "SUFFIX", "DeadLetter"]
 
@@ -26,28 +25,26 @@ MAX_REASON_CHARS = 1000
 
 
 @dataclass(frozen=True)
-class DeadLetter:
+class DeadLetter(Message):
+    """The record of one refused input: why, where it came from, its first ``cap`` bytes."""
+
     reason: str
-    topic: str
-    payload: bytes
+    input_topic: str
+    input_payload: bytes
     received_at: float
     cap: int = 4096
 
-    @staticmethod
-    def topic_of(topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
-        kept = self.payload[: self.cap]
+        kept = self.input_payload[: self.cap]
         return {
             "schema": SCHEMA,
             "reason": self.reason[:MAX_REASON_CHARS],
-            "topic": self.topic,
+            "topic": self.input_topic,
             "payload_b64": base64.b64encode(kept).decode("ascii"),
-            "payload_size": len(self.payload),
-            "truncated": len(kept) < len(self.payload),
+            "payload_size": len(self.input_payload),
+            "truncated": len(kept) < len(self.input_payload),
             "received_at": round(self.received_at, 3),
         }
-
-    def payload_bytes(self) -> bytes:
-        return dumps(self.to_dict())

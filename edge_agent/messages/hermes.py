@@ -32,7 +32,8 @@ from typing import Any
 import orjson
 
 from edge_agent.errors import PayloadError
-from edge_agent.nlu.result import IntentResult, SlotValue
+from edge_agent.messages.base import Publish
+from edge_agent.records.intent import IntentResult, SlotValue
 
 __all__ = [
     "ERROR_TOPIC",
@@ -75,11 +76,8 @@ _BUILTIN_ENTITY = {
 
 
 @dataclass(frozen=True)
-class HermesMessage:
-    """One outgoing message: topic and JSON payload bytes."""
-
-    topic: str
-    payload: bytes
+class HermesMessage(Publish):
+    """One outgoing Hermes message: topic and JSON payload bytes (sent with the bridge's QoS)."""
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = orjson.loads(self.payload)

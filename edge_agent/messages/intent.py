@@ -14,10 +14,9 @@ a generated one when the transcript had none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from edge_agent.messages._json import dumps
-from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.base import Message
 
 __all__ = ["SCHEMA", "SUFFIX", "IntentMessage"]
 
@@ -26,7 +25,7 @@ SCHEMA = "edge-agent/intent/1"
 
 
 @dataclass(frozen=True)
-class IntentMessage:
+class IntentMessage(Message):
     id: str
     site: str
     text: str
@@ -37,9 +36,8 @@ class IntentMessage:
     model: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @staticmethod
-    def topic(topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -55,6 +53,3 @@ class IntentMessage:
         }
         out.update(self.extra)
         return out
-
-    def payload(self) -> bytes:
-        return dumps(self.to_dict())

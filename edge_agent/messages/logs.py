@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge_agent.errors import PayloadError
-from edge_agent.logs.records import RawLine
 from edge_agent.messages._json import loads_object
 from edge_agent.messages.topics import SiteTopics, validate_level
+from edge_agent.records.logs import RawLine
 
 __all__ = ["MAX_LINES", "SCHEMA", "SUFFIX", "LogBatch", "filter_topic", "parse_lines", "source_of"]
 

@@ -25,10 +25,9 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from edge_agent.messages._json import dumps
-from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.base import Message
 
 __all__ = ["SCHEMA", "SUFFIX", "StatsMessage"]
 
@@ -37,7 +36,7 @@ SCHEMA = "edge-agent/stats/1"
 
 
 @dataclass(frozen=True)
-class StatsMessage:
+class StatsMessage(Message):
     site: str
     ts: float
     uptime_s: float
@@ -48,9 +47,8 @@ class StatsMessage:
     cpu_percent: float
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @staticmethod
-    def topic(topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +64,3 @@ class StatsMessage:
         }
         out.update(self.extra)
         return out
-
-    def payload(self) -> bytes:
-        return dumps(self.to_dict())

@@ -23,10 +23,9 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from edge_agent.messages._json import dumps
-from edge_agent.messages.topics import SiteTopics, validate_level
+from edge_agent.messages.base import SourceMessage
 
 __all__ = ["SCHEMA", "SUFFIX", "SummaryMessage"]
 
@@ -35,8 +34,7 @@ SCHEMA = "edge-agent/log-summary/1"
 
 
 @dataclass(frozen=True)
-class SummaryMessage:
-    source: str
+class SummaryMessage(SourceMessage):
     start: float
     end: float
     lines: int
@@ -51,15 +49,8 @@ class SummaryMessage:
     truncated_lines: int = 0
     templates_known: int = 0
 
-    def __post_init__(self) -> None:
-        validate_level(self.source, "log source")
-
-    @staticmethod
-    def topic_suffix(source: str) -> str:
-        return f"{SUFFIX}/{validate_level(source, 'log source')}"
-
-    def topic(self, topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX, self.source)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +72,3 @@ class SummaryMessage:
             "templates_known": self.templates_known,
             "headline": self.headline,
         }
-
-    def payload(self) -> bytes:
-        return dumps(self.to_dict())

@@ -7,10 +7,11 @@ Payload: JSON ``{"text": "turn on the kitchen light", "id": "abc", "lang": "en",
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from edge_agent.errors import PayloadError
 from edge_agent.messages._json import loads_object
-from edge_agent.messages.topics import SiteTopics
+from edge_agent.messages.base import Message
 
 __all__ = ["SCHEMA", "SUFFIX", "Transcript"]
 
@@ -21,15 +22,19 @@ MAX_ID_CHARS = 256
 
 
 @dataclass(frozen=True)
-class Transcript:
+class Transcript(Message):
     text: str
     id: str | None = None
     lang: str | None = None
     confidence: float | None = None
 
-    @staticmethod
-    def topic(topics: SiteTopics) -> str:
-        return topics.topic(SUFFIX)
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form a client publishes (``parse`` reads it back); unset keys are left out."""
+        optional = {"id": self.id, "lang": self.lang, "confidence": self.confidence}
+        return {"schema": SCHEMA, "text": self.text, **{k: v for k, v in optional.items() if v is not None}}
 
     @classmethod
     def parse(cls, raw: bytes) -> Transcript:

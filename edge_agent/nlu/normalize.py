@@ -16,8 +16,10 @@ caller can fall back to the raw text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = [
+    "VALUE_PARSERS",
     "find_number",
     "parse_brightness",
     "parse_color",
@@ -444,3 +446,14 @@ def parse_step(text: str) -> str | int | None:
         return direction
     magnitude = round(abs(amount))
     return -magnitude if direction == "down" else magnitude
+
+
+# slot -> the parser of its spoken value (the value slots read from one span)
+VALUE_PARSERS: dict[str, Callable[[str], object]] = {
+    "brightness": parse_brightness,
+    "position": parse_percentage,
+    "percentage": parse_percentage,
+    "volume_level": parse_percentage,
+    "temperature": parse_temperature,
+    "color": parse_color,
+}

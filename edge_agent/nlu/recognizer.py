@@ -15,11 +15,11 @@ import numpy as np
 import numpy.typing as npt
 
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import IntentResult, Span
 from edge_agent.nlu.schema import OUT_OF_SCOPE
 from edge_agent.nlu.slots import build_slots, home_supports, refine_intent
-from edge_agent.nlu.tokenizer import Encoded
+from edge_agent.records.intent import IntentResult, Span
 from edge_agent.runtime.model import Model
+from edge_agent.runtime.tokenizer import Encoded
 
 __all__ = ["IntentRecognizer", "decode_spans"]
 

@@ -6,9 +6,22 @@ bundle's manifest repeats these labels and the runtime trusts the manifest, not 
 
 from __future__ import annotations
 
-__all__ = ["INTENTS", "OUT_OF_SCOPE", "SLOTS"]
+__all__ = ["INTENTS", "MEDIA_INTENTS", "OUT_OF_SCOPE", "SLOTS"]
 
 OUT_OF_SCOPE = "__none__"  # training label for out-of-scope text; reported as intent null
+
+# the intents about a media player (they default to the media_player domain and the satellite's area)
+MEDIA_INTENTS: tuple[str, ...] = (
+    "HassMediaPause",
+    "HassMediaUnpause",
+    "HassMediaNext",
+    "HassMediaPrevious",
+    "HassSetVolume",
+    "HassSetVolumeRelative",
+    "HassMediaPlayerMute",
+    "HassMediaPlayerUnmute",
+    "HassMediaSearchAndPlay",
+)
 
 INTENTS: tuple[str, ...] = (
     "HassTurnOn",
@@ -25,15 +38,7 @@ INTENTS: tuple[str, ...] = (
     "HassVacuumReturnToBase",
     "HassLawnMowerStartMowing",
     "HassLawnMowerDock",
-    "HassMediaPause",
-    "HassMediaUnpause",
-    "HassMediaNext",
-    "HassMediaPrevious",
-    "HassSetVolume",
-    "HassSetVolumeRelative",
-    "HassMediaPlayerMute",
-    "HassMediaPlayerUnmute",
-    "HassMediaSearchAndPlay",
+    *MEDIA_INTENTS,
     "HassStartTimer",
     "HassCancelTimer",
     "HassCancelAllTimers",

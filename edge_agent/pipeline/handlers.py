@@ -14,7 +14,6 @@ from typing import Any, Protocol
 import orjson
 
 from edge_agent.errors import EdgeAgentError, PayloadError
-from edge_agent.logs.records import Outgoing, RawLine
 from edge_agent.messages import logs as logs_msg
 from edge_agent.messages.dlq import DeadLetter
 from edge_agent.messages.intent import IntentMessage
@@ -22,6 +21,7 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
 from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
 from edge_agent.pipeline.pacing import CpuPacer
+from edge_agent.records.logs import Outgoing, RawLine
 from edge_agent.transport.base import Inbound
 
 __all__ = [
@@ -54,15 +54,15 @@ class DeadLetters:
     """Builds DLQ outputs for one site."""
 
     def __init__(self, topics: SiteTopics, cap: int) -> None:
-        self.topic = DeadLetter.topic_of(topics)
+        self.topic = DeadLetter.topic(topics)
         self.cap = cap
 
     def output(self, inbound: Inbound, reason: str) -> Output:
         record = DeadLetter(
-            reason=reason, topic=inbound.topic, payload=inbound.payload, received_at=inbound.received_at,
-            cap=self.cap,
+            reason=reason, input_topic=inbound.topic, input_payload=inbound.payload,
+            received_at=inbound.received_at, cap=self.cap,
         )
-        return Output(topic=self.topic, payload=record.payload_bytes(), label="dlq")
+        return Output(topic=self.topic, payload=record.payload(), label="dlq")
 
     def outcome(self, envelope: Envelope, reason: str) -> Outcome:
         output = self.output(envelope.inbound, reason)
@@ -109,6 +109,17 @@ class IntentHandler:
         self.batch_max = batch_max
         self.pacer = pacer or CpuPacer(None)
         self._lock = threading.Lock()
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while recognizing; other handlers that share the recognizer take it too."""
+        return self._lock
+
+    def recognize(self, texts: Sequence[str], context_area: str | None = None) -> Sequence[Any]:
+        """Recognize with the recognizer served now (it follows swaps) as interactive work under
+        the CPU quota. The caller holds ``lock``."""
+        with self.pacer.interactive():
+            return self.recognizer.recognize(texts, context_area)
 
     def swap(self, recognizer: RecognizerLike, model_id: str) -> None:
         """Serve with a newly activated bundle from the next batch on."""

@@ -40,6 +40,7 @@ __all__ = [
     "BundleInstaller",
     "InstallResult",
     "WarmUp",
+    "check_outputs",
     "model_warm_up",
 ]
 
@@ -73,14 +74,16 @@ def model_warm_up(bundle: Bundle) -> Any:
 
     model = Model(bundle)
     try:
-        _check_outputs(bundle, model)
+        check_outputs(bundle, model)
     except BaseException:
         model.close()
         raise
     return model
 
 
-def _check_outputs(bundle: Bundle, model: Any) -> None:
+def check_outputs(bundle: Bundle, model: Any) -> None:
+    """Run the warm-up texts through both graphs; ``BundleError`` when an output has the wrong
+    shape for the manifest's labels or is not finite."""
     ids = np.stack([model.tokenizer.encode(t).ids for t in WARM_UP_TEXTS]).astype(np.int32)
     intent, slots = model.run_intents(ids)
     sev, cat, anom = model.run_logs(ids)

@@ -17,9 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from edge_agent.errors import BundleError, InferenceError
-from edge_agent.nlu.tokenizer import Tokenizer
 from edge_agent.runtime.backend import Backend, Interpreter, load_backend
 from edge_agent.runtime.bundle import Bundle, SegmentSpec
+from edge_agent.runtime.tokenizer import Tokenizer
 
 __all__ = ["Executor", "Model", "SegmentChain", "SegmentRunner"]
 

@@ -4,7 +4,7 @@ signed bundle installation).
 Example (YAML)::
 
     reliability:
-      state_dir: /var/lib/edge-agent     # outbox.db, dedup.db, bundles/a|b + active
+      state_dir: /var/lib/edge-agent     # outbox.db, dedup.db, bundles/a|b + active, control
       outbox: {max_mb: 64, ttl_h: 168, ack_timeout_s: 10}
       dedup: {window_s: 86400}
       rate_limit: {per_source_per_s: 500, burst: 2000}
@@ -16,6 +16,7 @@ Example (YAML)::
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -85,8 +86,9 @@ class ReliabilityConfig(_Section):
 
     state_dir: Path | None = Field(
         None,
-        description="agent state (outbox.db, dedup.db, bundles/); default $STATE_DIRECTORY "
-        "(systemd StateDirectory=) or ~/.local/state/edge-agent/<site_id>",
+        description="agent state (outbox.db, dedup.db, bundles/, control); default $STATE_DIRECTORY "
+        "(systemd StateDirectory=), else $XDG_STATE_HOME/edge-agent/<site_id>, "
+        "else ~/.local/state/edge-agent/<site_id>",
     )
     outbox: OutboxConfig = Field(default_factory=lambda: OutboxConfig.model_validate({}))
     dedup: DedupConfig = Field(default_factory=lambda: DedupConfig.model_validate({}))
@@ -94,12 +96,21 @@ class ReliabilityConfig(_Section):
     bundles: BundlesConfig = Field(default_factory=lambda: BundlesConfig.model_validate({}))
 
 
-def resolve_state_dir(configured: Path | None, site_id: str, environ: dict[str, str] | None = None) -> Path:
-    """The state directory: configured, else systemd's ``$STATE_DIRECTORY``, else a per-user default."""
+def resolve_state_dir(
+    configured: Path | str | None, site_id: str, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The agent's state directory; the one policy every part uses (see docs/reliability.md).
+
+    In order: the configured directory; systemd's ``$STATE_DIRECTORY`` (``StateDirectory=``; its
+    first entry when it lists several); ``$XDG_STATE_HOME/edge-agent/<site_id>``; else
+    ``~/.local/state/edge-agent/<site_id>``.
+    """
     env = os.environ if environ is None else environ
     if configured is not None:
-        return configured
-    systemd = env.get("STATE_DIRECTORY")
+        return Path(configured)
+    systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
     if systemd:
-        return Path(systemd.split(":")[0])
-    return Path.home() / ".local" / "state" / "edge-agent" / site_id
+        return Path(systemd)
+    xdg = env.get("XDG_STATE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "state"
+    return base / "edge-agent" / site_id

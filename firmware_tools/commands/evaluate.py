@@ -35,7 +35,7 @@ def format_table(metrics: dict[str, dict[str, float]]) -> str:
 
 
 def _fresh(bundle_dir: Path, n: int, seed: int, backend: str, manifest: dict[str, Any]) -> dict[str, float]:
-    from edge_agent.nlu.tokenizer import Tokenizer
+    from edge_agent.runtime.tokenizer import Tokenizer
     from firmware_tools.data import intents as intent_data
     from firmware_tools.data import logs as log_data
     from firmware_tools.model.build import runtime_logits

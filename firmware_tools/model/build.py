@@ -19,8 +19,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
-from edge_agent.nlu.tokenizer import Tokenizer
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry, load_bundle
+from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data import logs as log_data
 from firmware_tools.model.dataset import (
     INTENT_LABELS,

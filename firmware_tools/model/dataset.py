@@ -12,7 +12,7 @@ import sentencepiece as spm
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE, SLOTS
-from edge_agent.nlu.tokenizer import Encoded, Tokenizer
+from edge_agent.runtime.tokenizer import Encoded, Tokenizer
 
 __all__ = [
     "INTENT_LABELS",

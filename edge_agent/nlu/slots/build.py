@@ -4,49 +4,51 @@ plus ``home_supports`` and ``refine_intent`` used by the recognizer."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from edge_agent.nlu import normalize as nz
 from edge_agent.nlu.home import Entity, Home
-from edge_agent.nlu.result import SlotValue, Span
-from edge_agent.nlu.slots.media import _media_query, _media_word_starts, _Out, _overlaps, _tv_show
+from edge_agent.nlu.slots.media import (
+    SlotCollector,
+    fill_media_query,
+    fix_tv_show,
+    media_word_starts,
+    slot_overlaps,
+)
 from edge_agent.nlu.slots.spans import (
-    _PLACE_SLOTS,
-    _align_to_home,
-    _group,
-    _grow_spans,
-    _merged,
-    _repair_names,
-    _timer_spans,
+    PLACE_SLOTS,
+    align_to_home,
+    group_spans,
+    grow_spans,
     home_mentions,
+    merge_pieces,
+    repair_names,
     snap_to_words,
+    timer_spans,
 )
 from edge_agent.nlu.slots.words import (
-    _AWAY_WORDS,
-    _BINARY_BY_WORD,
-    _COVER_BY_WORD,
-    _DOMAIN_BY_WORD,
-    _HOME_WORDS,
-    _INTENT_DOMAINS,
-    _MEDIA_BY_WORD,
-    _TIMER_INTENTS,
+    AWAY_WORDS,
+    BINARY_BY_WORD,
     BINARY_CLASSES,
     CONTEXT_INTENTS,
+    COVER_BY_WORD,
+    DOMAIN_BY_WORD,
+    HOME_WORDS,
+    INTENT_DOMAINS,
+    MEDIA_BY_WORD,
     STATE_CLASSES,
-    _class_word,
-    _key,
-    _lookup,
-    _state_value,
-    _word_kind,
+    TIMER_INTENTS,
+    class_word,
     device_class_for,
     is_global_request,
+    lookup_word,
     mentions_here,
     spoken_device_words,
+    state_value,
+    word_key,
+    word_kind,
 )
-
-_DOMAIN_BY_WORD.update(
-    {"illuminate": "light", "light up": "light", "light": "light"}
-)  # verbs that imply lights
+from edge_agent.records.intent import SlotValue, Span
 
 
 def build_slots(
@@ -59,13 +61,13 @@ def build_slots(
     """Final slots for one recognized utterance (see module docstring)."""
     spans = snap_to_words(text, spans)
     if home is not None:
-        spans = _align_to_home(text, spans, home)
-        spans = _repair_names(text, intent, list(spans), home)
-    if intent in _TIMER_INTENTS:
-        spans = _timer_spans(text, intent, list(spans), home)
-    spans = _grow_spans(text, spans, home)
-    groups = _group(text, spans)
-    out = _Out()
+        spans = align_to_home(text, spans, home)
+        spans = repair_names(text, intent, list(spans), home)
+    if intent in TIMER_INTENTS:
+        spans = timer_spans(text, intent, list(spans), home)
+    spans = grow_spans(text, spans, home)
+    groups = group_spans(text, spans)
+    out = SlotCollector()
     _places(out, groups, home)
     _things(out, groups, intent, home)
     _values(out, text, groups)
@@ -82,13 +84,13 @@ def build_slots(
     _untagged_kind(out, text, intent, spans)
     _untagged_on_off(out, text, intent, spans)
     if intent == "HassMediaSearchAndPlay":
-        _media_query(out, text, home)
-        _tv_show(out, text)
+        fill_media_query(out, text, home)
+        fix_tv_show(out, text)
     _context(out, text, intent, context_area)
     return out.slots
 
 
-def _places(out: _Out, groups: dict[str, list[tuple[Span, str]]], home: Home | None) -> None:
+def _places(out: SlotCollector, groups: dict[str, list[tuple[Span, str]]], home: Home | None) -> None:
     for span, raw in groups.get("area", [])[:1]:
         area = home.resolve_area(raw) if home else None
         floor = home.resolve_floor(raw, fuzzy=False) if home and area is None else None
@@ -110,7 +112,9 @@ _GENERIC_THINGS = frozenset(
 )
 
 
-def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None) -> None:
+def _things(
+    out: SlotCollector, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None
+) -> None:
     _state_words_as_class(groups)
     has_state = "state" in groups
     for span, raw in groups.get("device_class", [])[:1]:
@@ -119,11 +123,11 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
             out.put("domain", found[0], span, raw)
             out.put("device_class", found[1], span, raw)
         else:
-            out.put("device_class", _key(raw).replace(" ", "_"), span, raw)
+            out.put("device_class", word_key(raw).replace(" ", "_"), span, raw)
     for span, raw in groups.get("domain", [])[:1]:
-        if _key(raw) in _GENERIC_THINGS:
+        if word_key(raw) in _GENERIC_THINGS:
             continue  # "which devices are on?" names no kind of device
-        domain = _lookup(_DOMAIN_BY_WORD, raw)
+        domain = lookup_word(DOMAIN_BY_WORD, raw)
         if domain is None and "device_class" not in out.slots:
             found = device_class_for(raw, intent, has_state)
             if found is not None:  # "batteries" tagged as a domain word
@@ -131,12 +135,12 @@ def _things(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, h
                 out.put("device_class", found[1], span, raw)
                 continue
         if domain is None:
-            cover = _lookup(_COVER_BY_WORD, raw)
+            cover = lookup_word(COVER_BY_WORD, raw)
             if cover is not None:
                 out.put("domain", "cover", span, raw)
                 out.put("device_class", cover, span, raw)
                 continue
-        out.put("domain", domain if domain is not None else _key(raw), span, raw)
+        out.put("domain", domain if domain is not None else word_key(raw), span, raw)
 
 
 _NUMBER_TAIL = re.compile(
@@ -169,16 +173,8 @@ def _grow_number(text: str, span: Span) -> tuple[Span, str]:
     return Span(start, end, span.slot, span.confidence), text[start:end].strip()
 
 
-def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> None:
-    simple: dict[str, Callable[[str], object]] = {
-        "brightness": nz.parse_brightness,
-        "position": nz.parse_percentage,
-        "percentage": nz.parse_percentage,
-        "volume_level": nz.parse_percentage,
-        "temperature": nz.parse_temperature,
-        "color": nz.parse_color,
-    }
-    for slot, parse in simple.items():
+def _values(out: SlotCollector, text: str, groups: dict[str, list[tuple[Span, str]]]) -> None:
+    for slot, parse in nz.VALUE_PARSERS.items():
         for span, raw in groups.get(slot, [])[:1]:
             if slot != "color":
                 span, raw = _grow_number(text, span)
@@ -186,12 +182,12 @@ def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> 
             out.put(slot, value if value is not None else raw, span, raw)
     for slot in ("brightness_step", "temperature_step", "volume_step"):
         if slot in groups:
-            span, raw = _merged(text, groups[slot])
+            span, raw = merge_pieces(text, groups[slot])
             step = nz.parse_step(raw)
             out.put(slot, step if step is not None else raw, span, raw)
     for slot, prefix in (("duration", ""), ("start_duration", "start_")):
         if slot in groups:
-            span, raw = _merged(text, groups[slot])
+            span, raw = merge_pieces(text, groups[slot])
             parts = nz.parse_duration(raw)
             if parts is None:
                 out.put(slot, raw, span, raw)
@@ -200,15 +196,19 @@ def _values(out: _Out, text: str, groups: dict[str, list[tuple[Span, str]]]) -> 
                 out.put(prefix + unit, amount, span, raw)
     for slot in ("item", "search_query", "message", "conversation_command"):
         if slot in groups:  # "Break" + "ing Bad": pieces of one title are read together
-            span, raw = _merged(text, groups[slot][:1] + _following(text, groups[slot]))
+            span, raw = merge_pieces(text, groups[slot][:1] + _following(text, groups[slot]))
             out.put(slot, raw.strip(" ?.!,"), span, raw)
     for span, raw in groups.get("media_class", [])[:1]:
-        media = _lookup(_MEDIA_BY_WORD, raw)
-        out.put("media_class", media if media is not None else _key(raw), span, raw)
+        media = lookup_word(MEDIA_BY_WORD, raw)
+        out.put("media_class", media if media is not None else word_key(raw), span, raw)
 
 
 def _names(
-    out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, home: Home | None, text: str = ""
+    out: SlotCollector,
+    groups: dict[str, list[tuple[Span, str]]],
+    intent: str,
+    home: Home | None,
+    text: str = "",
 ) -> None:
     for span, raw in groups.get("timer_name", [])[:1]:
         out.put("name", raw.strip(" ?.!,"), span, raw)
@@ -217,18 +217,18 @@ def _names(
         resolved = home.resolve_list(spoken) if home else None
         out.put("name", resolved if resolved is not None else spoken, span, raw)
     for span, raw in groups.get("name", [])[:1]:
-        if intent == "HassGetWeather" or intent in _TIMER_INTENTS:
+        if intent == "HassGetWeather" or intent in TIMER_INTENTS:
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
         entity = home.resolve_entity(raw) if home else None
-        allowed = _INTENT_DOMAINS.get(intent)
+        allowed = INTENT_DOMAINS.get(intent)
         if entity is not None and allowed is not None and entity.domain not in allowed:
-            kind = _word_kind(raw, "name")
+            kind = word_kind(raw, "name")
             if kind != "name":  # "lights" that only resolve to a light *sensor*: a kind of device
                 _things(out, {kind: [(Span(span.start, span.end, kind, span.confidence), raw)]}, intent, home)
                 continue
         if entity is None and intent == "HassGetState" and "device_class" not in out.slots:
-            found = _class_word(raw)
+            found = class_word(raw)
             if found is not None:  # "is the water sensor wet" in a home with no such name: a class
                 out.put("domain", found[0], span, raw)
                 out.put("device_class", found[1], span, raw)
@@ -245,7 +245,7 @@ def _names(
 
 
 def _pick_same_name(
-    home: Home, entity: Entity, out: _Out, groups: dict[str, list[tuple[Span, str]]]
+    home: Home, entity: Entity, out: SlotCollector, groups: dict[str, list[tuple[Span, str]]]
 ) -> Entity:
     """Several entities share a name ("Phone" battery, "Phone" connectivity): the spoken class or the
     state word chooses ("is the phone charging?" -> the battery_charging one)."""
@@ -258,7 +258,7 @@ def _pick_same_name(
             if cand.device_class == dc_slot.value:
                 return cand
     for _, raw in groups.get("state", [])[:1]:
-        key = _key(raw)
+        key = word_key(raw)
         for cand in same:
             cls = BINARY_CLASSES.get(cand.device_class or "")
             if cand.domain == "binary_sensor" and cls is not None and key in cls[1] + cls[2]:
@@ -279,12 +279,14 @@ _PEOPLE_WORDS = re.compile(
 )
 
 
-def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, text: str = "") -> None:
+def _state(
+    out: SlotCollector, groups: dict[str, list[tuple[Span, str]]], intent: str, text: str = ""
+) -> None:
     domain_slot, dc_slot = out.slots.get("domain"), out.slots.get("device_class")
     domain = domain_slot.value if domain_slot is not None else None
     dc = dc_slot.value if dc_slot is not None else None
     for span, raw in groups.get("state", [])[:1]:
-        key = _key(raw)
+        key = word_key(raw)
         if key in ("locked", "unlocked", "secured") and domain == "cover" and dc == "door":
             domain, dc = "lock", None  # "are all doors locked?" asks about locks
             out.put("domain", "lock", span, raw, overwrite=True)
@@ -294,7 +296,7 @@ def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, te
             and "name" not in out.slots
             and domain in (None, "person")
             and dc is None
-            and key in _HOME_WORDS + _AWAY_WORDS
+            and key in HOME_WORDS + AWAY_WORDS
             and _PEOPLE_WORDS.search(text)
         ):
             domain = "person"  # "is anyone at home?", "who is home?"
@@ -315,7 +317,7 @@ def _state(out: _Out, groups: dict[str, list[tuple[Span, str]]], intent: str, te
                 out.put("device_class", dc, span, raw, overwrite=True)
         out.put(
             "state",
-            _state_value(
+            state_value(
                 raw, domain if isinstance(domain, str) else None, dc if isinstance(dc, str) else None
             ),
             span,
@@ -335,7 +337,7 @@ def dc_slot_span(slot: SlotValue) -> Span:
     return Span(slot.start, slot.end, "device_class", slot.confidence)
 
 
-def _context(out: _Out, text: str, intent: str, context_area: str | None) -> None:
+def _context(out: SlotCollector, text: str, intent: str, context_area: str | None) -> None:
     if not context_area or intent not in CONTEXT_INTENTS:
         return
     spoken = {"area", "floor", "name"} & set(out.slots)
@@ -349,14 +351,14 @@ def _context(out: _Out, text: str, intent: str, context_area: str | None) -> Non
     out.slots["area"] = SlotValue(context_area, "", -1, -1, 1.0)
 
 
-def _fill_from_home(out: _Out, text: str, intent: str, spans: Sequence[Span], home: Home) -> None:
+def _fill_from_home(out: SlotCollector, text: str, intent: str, spans: Sequence[Span], home: Home) -> None:
     """Targets the tagger missed: an untagged, word-exact mention of an entity of a kind this intent
     acts on becomes the name when none was found ("skip on the TV"), and an untagged mention of an
     area or floor becomes the place when none was found ("activate kitchen party mode")."""
-    domains = _INTENT_DOMAINS.get(intent)
+    domains = INTENT_DOMAINS.get(intent)
     if domains is None and intent != "HassGetState":
         return
-    taken = [(sp.start, sp.end) for sp in spans if sp.slot not in _PLACE_SLOTS]
+    taken = [(sp.start, sp.end) for sp in spans if sp.slot not in PLACE_SLOTS]
     taken += [(v.start, v.end) for v in out.slots.values() if v.start >= 0]  # where place spans ended up
     for start, end, kind, value in sorted(home_mentions(text, home), key=lambda m: m[0] - m[1]):
         if any(a < end and start < b for a, b in taken):
@@ -367,9 +369,9 @@ def _fill_from_home(out: _Out, text: str, intent: str, spans: Sequence[Span], ho
             entity = home.resolve_entity(value, fuzzy=False)
             if "name" in out.slots or domains is None or entity is None or entity.domain not in domains:
                 continue
-            if _key(raw) in spoken_device_words() and domains == _INTENT_DOMAINS["HassTurnOn"]:
+            if word_key(raw) in spoken_device_words() and domains == INTENT_DOMAINS["HassTurnOn"]:
                 continue  # "turn on the light" is not the entity called "Light"
-            if _media_word_starts(text, start, end):
+            if media_word_starts(text, start, end):
                 continue  # "tv" of "tv show"
             out.put("name", entity.name, span, raw)
             out.put("domain", entity.domain, span, raw)
@@ -385,7 +387,7 @@ def _fill_from_home(out: _Out, text: str, intent: str, spans: Sequence[Span], ho
 _LIGHT_VERBS = re.compile(r"\b(light (?:it |them |everything )?up|illuminate)\b", re.IGNORECASE)
 
 
-def _implied_light(out: _Out, text: str, intent: str) -> None:
+def _implied_light(out: SlotCollector, text: str, intent: str) -> None:
     """ "light up the kitchen" / "illuminate the hall": the verb names the lights."""
     if intent not in ("HassTurnOn", "HassTurnOff") or {"domain", "name"} & set(out.slots):
         return
@@ -400,8 +402,8 @@ def _state_words_as_class(groups: dict[str, list[tuple[Span, str]]]) -> None:
         return
     states = groups.get("state", [])
     for i, (span, raw) in enumerate(states):
-        key = _key(raw)
-        if key in _BINARY_BY_WORD and key not in STATE_CLASSES and _state_value(raw, None, None) == key:
+        key = word_key(raw)
+        if key in BINARY_BY_WORD and key not in STATE_CLASSES and state_value(raw, None, None) == key:
             groups["device_class"] = [(Span(span.start, span.end, "device_class", span.confidence), raw)]
             del states[i]
             if not states:
@@ -410,12 +412,12 @@ def _state_words_as_class(groups: dict[str, list[tuple[Span, str]]]) -> None:
 
 
 def _prefer_home_entity(
-    out: _Out, text: str, intent: str, groups: dict[str, list[tuple[Span, str]]], home: Home
+    out: SlotCollector, text: str, intent: str, groups: dict[str, list[tuple[Span, str]]], home: Home
 ) -> None:
     """The tagger's name resolves to nothing (or is missing) while the text says an entity's name
     word for word ("what is the Outside Humidity", "is the phone battery low"): that entity is the
     name, with its own domain and class; place and state pieces inside the name are dropped."""
-    domains = _INTENT_DOMAINS.get(intent, () if intent != "HassGetState" else None)
+    domains = INTENT_DOMAINS.get(intent, () if intent != "HassGetState" else None)
     if domains == ():
         return
     name = out.slots.get("name")
@@ -428,12 +430,12 @@ def _prefer_home_entity(
         entity = home.resolve_entity(value, fuzzy=False)
         if entity is None or (domains is not None and entity.domain not in domains):
             continue
-        if _key(text[start:end]) in spoken_device_words() and any(
-            _overlaps(out.slots[k], start, end) for k in ("domain", "device_class") if k in out.slots
+        if word_key(text[start:end]) in spoken_device_words() and any(
+            slot_overlaps(out.slots[k], start, end) for k in ("domain", "device_class") if k in out.slots
         ):
             continue  # "turn on the light": the word was read as a kind of device
-        if _media_word_starts(text, start, end) or (
-            "media_class" in out.slots and _overlaps(out.slots["media_class"], start, end)
+        if media_word_starts(text, start, end) or (
+            "media_class" in out.slots and slot_overlaps(out.slots["media_class"], start, end)
         ):
             continue
         if best is None or end - start > best[1] - best[0]:
@@ -442,7 +444,7 @@ def _prefer_home_entity(
         return
     start, end, entity = best
     for slot in ("area", "floor"):
-        if slot in out.slots and _overlaps(out.slots[slot], start, end):
+        if slot in out.slots and slot_overlaps(out.slots[slot], start, end):
             del out.slots[slot]
     out.slots.pop("state", None)  # read again for this entity's domain and class
     if "state" in groups:
@@ -463,13 +465,13 @@ def _prefer_home_entity(
 
 _KIND_WORDS = re.compile(
     r"(?<![a-z0-9])(?:"
-    + "|".join(re.escape(w) for w in sorted({*_COVER_BY_WORD, *_DOMAIN_BY_WORD}, key=len, reverse=True))
+    + "|".join(re.escape(w) for w in sorted({*COVER_BY_WORD, *DOMAIN_BY_WORD}, key=len, reverse=True))
     + r")(?![a-z0-9])"
 )
 _KIND_INTENTS = frozenset(("HassTurnOn", "HassTurnOff", "HassToggle", "HassSetPosition", "HassStopMoving"))
 
 
-def _untagged_kind(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> None:
+def _untagged_kind(out: SlotCollector, text: str, intent: str, spans: Sequence[Span]) -> None:
     """ "open the curtains" with nothing tagged: an untagged word for a kind of device is the kind."""
     if intent not in _KIND_INTENTS or {"name", "domain", "device_class"} & set(out.slots):
         return
@@ -483,11 +485,11 @@ def _untagged_kind(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> 
         raw = text[m.start() : m.end()]
         if word in ("door", "doors") and re.search(r"\b(?:un)?lock", lowered):
             out.put("domain", "lock", span, raw)  # "lock the kitchen door"
-        elif word in _COVER_BY_WORD:
+        elif word in COVER_BY_WORD:
             out.put("domain", "cover", span, raw)
-            out.put("device_class", _COVER_BY_WORD[word], span, raw)
+            out.put("device_class", COVER_BY_WORD[word], span, raw)
         elif word not in ("light", "light up", "music", "heat"):
-            out.put("domain", _DOMAIN_BY_WORD[word], span, raw)
+            out.put("domain", DOMAIN_BY_WORD[word], span, raw)
         else:
             continue
         return
@@ -496,7 +498,7 @@ def _untagged_kind(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> 
 _ON_OFF = re.compile(r"(?<![a-z0-9])(on|off)(?![a-z0-9])")
 
 
-def _untagged_on_off(out: _Out, text: str, intent: str, spans: Sequence[Span]) -> None:
+def _untagged_on_off(out: SlotCollector, text: str, intent: str, spans: Sequence[Span]) -> None:
     """ "are any switches on at the first floor?": the untagged on/off of a state question."""
     if intent != "HassGetState" or "state" in out.slots:
         return
@@ -516,11 +518,11 @@ def home_supports(text: str, intent: str, home: Home | None) -> bool:
     Phone; not "a fan"). The recognizer may use this as evidence for a borderline in-scope reading."""
     if home is None:
         return False
-    domains = _INTENT_DOMAINS.get(intent)
+    domains = INTENT_DOMAINS.get(intent)
     if domains is None and intent != "HassGetState":
         return False
     for start, end, kind, value in home_mentions(text, home):
-        if kind != "name" or _key(text[start:end]) in spoken_device_words():
+        if kind != "name" or word_key(text[start:end]) in spoken_device_words():
             continue
         entity = home.resolve_entity(value, fuzzy=False)
         if entity is not None and (domains is None or entity.domain in domains):

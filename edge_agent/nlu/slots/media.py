@@ -1,4 +1,4 @@
-"""The slot collector (``_Out``) and the media rules: search-and-play queries, media words beside
+"""The slot collector (``SlotCollector``) and the media rules: search-and-play queries, media words beside
 the query, TV show titles."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import SlotValue, Span
 from edge_agent.nlu.slots.spans import home_mentions
-from edge_agent.nlu.slots.words import _MEDIA_BY_WORD, _WORD, _key, _lookup, mentions_here
+from edge_agent.nlu.slots.words import MEDIA_BY_WORD, WORD, lookup_word, mentions_here, word_key
+from edge_agent.records.intent import SlotValue, Span
 
 
-class _Out:
+class SlotCollector:
     def __init__(self) -> None:
         self.slots: dict[str, SlotValue] = {}
 
@@ -24,13 +24,13 @@ class _Out:
 _MEDIA_AFTER = re.compile(r"\s+(\w+)")
 
 
-def _media_word_starts(text: str, start: int, end: int) -> bool:
+def media_word_starts(text: str, start: int, end: int) -> bool:
     """The mention begins a media class phrase ("tv" of "tv show")."""
     nxt = _MEDIA_AFTER.match(text, end)
-    return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in _MEDIA_BY_WORD
+    return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in MEDIA_BY_WORD
 
 
-def _overlaps(a: SlotValue, start: int, end: int) -> bool:
+def slot_overlaps(a: SlotValue, start: int, end: int) -> bool:
     return a.start >= 0 and a.start < end and start < a.end
 
 
@@ -49,11 +49,11 @@ _QUERY_STOP = frozenset(
 )  # fmt: skip
 
 
-def _media_query(out: _Out, text: str, home: Home | None) -> None:
+def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
     """What to play, when the tagger missed it or cut it short: the words after the play verb up to
     the player or room ("play the Queen album on the TV"), less a media class word at either end."""
     slot = out.slots.get("search_query")
-    if slot is not None and _key(str(slot.value)) in _QUERY_STOP | {""}:
+    if slot is not None and word_key(str(slot.value)) in _QUERY_STOP | {""}:
         del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
         slot = None
     if slot is not None:
@@ -73,18 +73,18 @@ def _media_query(out: _Out, text: str, home: Home | None) -> None:
             break
     words = text[start:stop].split()
     media: tuple[str, str] | None = None
-    if words and words[0].lower() == "the" and len(words) > 2 and _lookup(_MEDIA_BY_WORD, words[1]):
+    if words and words[0].lower() == "the" and len(words) > 2 and lookup_word(MEDIA_BY_WORD, words[1]):
         words = words[1:]
     for pick in (2, 1):
-        if len(words) > pick and " ".join(words[:pick]).lower() in _MEDIA_BY_WORD:
+        if len(words) > pick and " ".join(words[:pick]).lower() in MEDIA_BY_WORD:
             media, words = (
-                (_MEDIA_BY_WORD[" ".join(words[:pick]).lower()], " ".join(words[:pick])),
+                (MEDIA_BY_WORD[" ".join(words[:pick]).lower()], " ".join(words[:pick])),
                 words[pick:],
             )
             break
-        if len(words) > pick and " ".join(words[-pick:]).lower() in _MEDIA_BY_WORD:
+        if len(words) > pick and " ".join(words[-pick:]).lower() in MEDIA_BY_WORD:
             media, words = (
-                (_MEDIA_BY_WORD[" ".join(words[-pick:]).lower()], " ".join(words[-pick:])),
+                (MEDIA_BY_WORD[" ".join(words[-pick:]).lower()], " ".join(words[-pick:])),
                 words[:-pick],
             )
             if words and words[0].lower() == "the":
@@ -111,19 +111,19 @@ def _media_query(out: _Out, text: str, home: Home | None) -> None:
         out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
 
 
-def _grow_query_left(out: _Out, text: str, slot: SlotValue) -> None:
+def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
     """ "Abbey" + tagged "Road": untagged words just before the query that are not the verb, an
     article or a media class word belong to it."""
     if slot.start < 0:
         return
     taken = [(v.start, v.end) for k, v in out.slots.items() if k != "search_query" and v.start >= 0]
     start = slot.start
-    for m in reversed(list(_WORD.finditer(text, 0, slot.start))):
+    for m in reversed(list(WORD.finditer(text, 0, slot.start))):
         word = m.group(0)
         if (
             text[m.end() : start].strip()
             or (word.lower() in _QUERY_STOP and word != "The")  # a capital "The" starts a title
-            or word.lower() in _MEDIA_BY_WORD
+            or word.lower() in MEDIA_BY_WORD
             or any(a < m.end() and m.start() < b for a, b in taken)
         ):
             break
@@ -133,11 +133,11 @@ def _grow_query_left(out: _Out, text: str, slot: SlotValue) -> None:
         out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
 
 
-def _split_media_word(out: _Out, text: str) -> None:
+def _split_media_word(out: SlotCollector, text: str) -> None:
     """ "Beatles artist" read as one query: a media class word at its end is the media class."""
     slot = out.slots["search_query"]
     words = str(slot.value).split()
-    if len(words) < 2 or slot.start < 0 or words[-1].lower() not in _MEDIA_BY_WORD:
+    if len(words) < 2 or slot.start < 0 or words[-1].lower() not in MEDIA_BY_WORD:
         return
     if all(w.lower() in _QUERY_STOP | {"my", "our", "your"} for w in words[:-1]):
         return  # "my playlist" is the query itself
@@ -146,7 +146,7 @@ def _split_media_word(out: _Out, text: str) -> None:
         m_start = slot.start + slot.raw.rfind(last)
         out.put(
             "media_class",
-            _MEDIA_BY_WORD[last.lower()],
+            MEDIA_BY_WORD[last.lower()],
             Span(m_start, m_start + len(last), "media_class", 0.5),
             last,
         )
@@ -162,7 +162,7 @@ _BEFORE_QUERY = re.compile(r"(\w+(?: \w+)?)\s+$")
 _AFTER_QUERY = re.compile(r"\s+(\w+(?: \w+)?)")
 
 
-def _media_word_beside(out: _Out, text: str) -> None:
+def _media_word_beside(out: SlotCollector, text: str) -> None:
     """ "put on the album Abbey Road": an untagged media class word right before or after the query."""
     slot = out.slots["search_query"]
     if "media_class" in out.slots or slot.start < 0:
@@ -174,23 +174,23 @@ def _media_word_beside(out: _Out, text: str) -> None:
             continue
         words = m.group(1).lower().split()
         for cand in (" ".join(words), words[-1] if m is before else words[0]):
-            if cand in _MEDIA_BY_WORD:
+            if cand in MEDIA_BY_WORD:
                 offset = m.group(1).lower().rfind(cand) if m is before else m.group(1).lower().find(cand)
                 start = m.start(1) + offset
                 span = Span(start, start + len(cand), "media_class", 0.5)
-                out.put("media_class", _MEDIA_BY_WORD[cand], span, text[start : start + len(cand)])
+                out.put("media_class", MEDIA_BY_WORD[cand], span, text[start : start + len(cand)])
                 return
 
 
-def _tv_show(out: _Out, text: str) -> None:
+def fix_tv_show(out: SlotCollector, text: str) -> None:
     """ "tv" of "tv show" read as the player: it is part of the media class."""
     name = out.slots.get("name")
     if name is None or name.start < 0:
         return
     media = out.slots.get("media_class")
     if not (
-        _media_word_starts(text, name.start, name.end)
-        or (media is not None and _overlaps(media, name.start, name.end))
+        media_word_starts(text, name.start, name.end)
+        or (media is not None and slot_overlaps(media, name.start, name.end))
     ):
         return
     for slot in ("name", "domain", "device_class"):
@@ -200,4 +200,4 @@ def _tv_show(out: _Out, text: str) -> None:
     if nxt is not None:
         phrase = f"{text[name.start : name.end]} {nxt[1]}"
         span = Span(name.start, nxt.end(1), "media_class", name.confidence)
-        out.put("media_class", _MEDIA_BY_WORD.get(phrase.lower(), "tv_show"), span, phrase, overwrite=True)
+        out.put("media_class", MEDIA_BY_WORD.get(phrase.lower(), "tv_show"), span, phrase, overwrite=True)

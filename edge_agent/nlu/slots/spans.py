@@ -5,28 +5,28 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from edge_agent.nlu import normalize as nz
 from edge_agent.nlu.home import Home
-from edge_agent.nlu.result import Span
 from edge_agent.nlu.slots.words import (
-    _BINARY_OFF,
-    _COVER_BY_WORD,
-    _DOMAIN_BY_WORD,
-    _MEDIA_BY_WORD,
-    _STATE_FILLER,
-    _STATE_PHRASES,
-    _WORD,
     BINARY_CLASSES,
-    _key,
-    _lookup,
-    _word_kind,
+    BINARY_OFF,
+    COVER_BY_WORD,
+    DOMAIN_BY_WORD,
+    MEDIA_BY_WORD,
+    STATE_FILLER,
+    STATE_PHRASES,
+    WORD,
     device_class_for,
+    lookup_word,
+    word_key,
+    word_kind,
 )
+from edge_agent.records.intent import Span
 
 
-def _group(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]]:
+def group_spans(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]]:
     groups: dict[str, list[tuple[Span, str]]] = {}
     for span in sorted(spans, key=lambda s: s.start):
         start, end = max(0, span.start), min(len(text), span.end)
@@ -39,7 +39,7 @@ def _group(text: str, spans: Sequence[Span]) -> dict[str, list[tuple[Span, str]]
 _JOINERS = re.compile(r"^[\s,]*(?:and|plus)?[\s,]*$", re.IGNORECASE)
 
 
-def _timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -> list[Span]:
+def timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -> list[Span]:
     """Timer intents fix the role of a duration: a new timer only has a length ("duration"); cancel,
     pause, resume and status only identify one ("start_duration"); add/remove have both (the first
     one spoken without "timer" after it is the amount). A timer "name" that is a room is its area."""
@@ -73,7 +73,7 @@ def _timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) -
     return out
 
 
-def _merged(text: str, items: list[tuple[Span, str]]) -> tuple[Span, str]:
+def merge_pieces(text: str, items: list[tuple[Span, str]]) -> tuple[Span, str]:
     """Pieces of one slot read together: the text between them when only "and"/commas separate them."""
     first, last = items[0][0], items[-1][0]
     conf = min(s.confidence for s, _ in items)
@@ -87,7 +87,7 @@ def _adjacent(text: str, left: Span, right: Span) -> bool:
     return left.end <= right.start and not text[left.end : right.start].strip()
 
 
-_PLACE_SLOTS = ("name", "area", "floor")
+PLACE_SLOTS = ("name", "area", "floor")
 
 
 def _known(home: Home, slot: str, raw: str) -> bool:
@@ -113,7 +113,7 @@ def _merge_and_extend(text: str, spans: list[Span], home: Home) -> list[Span]:
     out: list[Span] = []
     for sp in merged:
         raw = text[sp.start : sp.end]
-        if sp.slot in _PLACE_SLOTS and not _known(home, sp.slot, raw):
+        if sp.slot in PLACE_SLOTS and not _known(home, sp.slot, raw):
             for start, end in _neighbour_words(text, sp):
                 if any(a < end and start < b for a, b in tagged if (a, b) != (sp.start, sp.end)):
                     continue
@@ -126,7 +126,7 @@ def _merge_and_extend(text: str, spans: list[Span], home: Home) -> list[Span]:
 
 def _joined_kind(text: str, left: Span, right: Span, home: Home) -> str | None:
     """Two adjacent place/name spans that belong together: same kind, or together a known place."""
-    if left.slot not in _PLACE_SLOTS or right.slot not in _PLACE_SLOTS or not _adjacent(text, left, right):
+    if left.slot not in PLACE_SLOTS or right.slot not in PLACE_SLOTS or not _adjacent(text, left, right):
         return None
     if left.slot == right.slot:
         return left.slot
@@ -138,8 +138,8 @@ def _joined_kind(text: str, left: Span, right: Span, home: Home) -> str | None:
 
 
 def _neighbour_words(text: str, sp: Span) -> list[tuple[int, int]]:
-    after = _WORD.match(text, sp.end + 1) if text[sp.end : sp.end + 1] == " " else None
-    before = [m for m in _WORD.finditer(text, 0, max(0, sp.start - 1)) if m.end() == sp.start - 1]
+    after = WORD.match(text, sp.end + 1) if text[sp.end : sp.end + 1] == " " else None
+    before = [m for m in WORD.finditer(text, 0, max(0, sp.start - 1)) if m.end() == sp.start - 1]
     out = []
     if after is not None:
         out.append((sp.start, after.end()))
@@ -148,7 +148,7 @@ def _neighbour_words(text: str, sp: Span) -> list[tuple[int, int]]:
     return out
 
 
-def _repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
+def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
     """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
     "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
     spans = _merge_and_extend(text, sorted(spans, key=lambda sp: sp.start), home)
@@ -234,12 +234,12 @@ def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
             continue
         word = (
             "domain"
-            if _lookup(_DOMAIN_BY_WORD, tail)
+            if lookup_word(DOMAIN_BY_WORD, tail)
             else "device_class"
-            if _lookup(_COVER_BY_WORD, tail)
+            if lookup_word(COVER_BY_WORD, tail)
             else None
         )
-        if word is not None and _key(tail) in _DOMAIN_BY_WORD | _COVER_BY_WORD:
+        if word is not None and word_key(tail) in DOMAIN_BY_WORD | COVER_BY_WORD:
             return [
                 Span(span.start, span.start + cut, kind, span.confidence),
                 Span(span.start + cut + 1, span.end, word, span.confidence),
@@ -283,7 +283,7 @@ def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
             and sp.slot in _JOINABLE
             and sp.start >= out[-1][0].end
             and not text[out[-1][0].end : sp.start].strip()
-            and (sp.slot != "state" or _key(text[out[-1][0].start : sp.end]) in _STATE_PHRASES)
+            and (sp.slot != "state" or word_key(text[out[-1][0].start : sp.end]) in STATE_PHRASES)
         ) or (
             out
             and sp.slot == out[-1][0].slot
@@ -370,7 +370,7 @@ def _resolves(home: Home, slot: str, raw: str) -> bool:
     return home.resolve_floor(raw) is not None
 
 
-def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
+def align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
     """A place span that resolves to nothing but overlaps a word-exact mention of a home name, area or
     floor ("living" of "living room", "room fan") takes the mention's extent and kind; what it
     covered outside the mention stays, re-read as a domain / class / state word when it is one. A
@@ -382,7 +382,7 @@ def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
         if all(
             sp.start <= start
             and sp.end >= end
-            and sp.slot in _PLACE_SLOTS
+            and sp.slot in PLACE_SLOTS
             and not _state_left(text, sp, start, end)
             for sp in over
         ):
@@ -399,7 +399,7 @@ def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
                     continue
                 lead = len(piece) - len(piece.lstrip())
                 a2, b2 = a + lead, a + lead + len(piece.strip())
-                keep.append(Span(a2, b2, _word_kind(text[a2:b2], sp.slot), sp.confidence))
+                keep.append(Span(a2, b2, word_kind(text[a2:b2], sp.slot), sp.confidence))
         spans = sorted(keep, key=lambda sp: sp.start)
     return spans
 
@@ -407,10 +407,10 @@ def _align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
 def _misread(text: str, sp: Span, home: Home) -> bool:
     """A place span that resolves to nothing, or a kind span whose words name no kind."""
     raw = text[sp.start : sp.end]
-    if sp.slot in _PLACE_SLOTS:
+    if sp.slot in PLACE_SLOTS:
         return not _resolves(home, sp.slot, raw)
     if sp.slot == "domain":
-        return _lookup(_DOMAIN_BY_WORD, raw) is None and device_class_for(raw, "", False) is None
+        return lookup_word(DOMAIN_BY_WORD, raw) is None and device_class_for(raw, "", False) is None
     if sp.slot == "device_class":
         return device_class_for(raw, "HassGetState", False) is None
     return False
@@ -419,60 +419,50 @@ def _misread(text: str, sp: Span, home: Home) -> bool:
 def _state_left(text: str, sp: Span, start: int, end: int) -> bool:
     """What a span holds besides the place is a state phrase ("kitchen flooded")."""
     rest = f"{text[sp.start : start]} {text[end : sp.end]}"
-    return _key(rest) in _STATE_PHRASES
-
-
-_VALUE_PARSERS: dict[str, Callable[[str], object]] = {
-    "brightness": nz.parse_brightness,
-    "position": nz.parse_percentage,
-    "percentage": nz.parse_percentage,
-    "volume_level": nz.parse_percentage,
-    "temperature": nz.parse_temperature,
-    "color": nz.parse_color,
-}
+    return word_key(rest) in STATE_PHRASES
 
 
 def _understood(text: str, slot: str, home: Home | None) -> bool:
     """Whether a span's words already mean something for its slot."""
-    key = _key(text)
+    key = word_key(text)
     if slot == "state":
-        key = _STATE_FILLER.sub("", key) or key
+        key = STATE_FILLER.sub("", key) or key
         return (
-            key in _STATE_PHRASES
-            or key in _BINARY_OFF
+            key in STATE_PHRASES
+            or key in BINARY_OFF
             or any(key in c[1] + c[2] for c in BINARY_CLASSES.values())
         )
     if slot == "domain":
-        return _lookup(_DOMAIN_BY_WORD, text) is not None or device_class_for(text, "", False) is not None
+        return lookup_word(DOMAIN_BY_WORD, text) is not None or device_class_for(text, "", False) is not None
     if slot == "device_class":
         return device_class_for(text, "HassGetState", False) is not None
     if slot == "media_class":
-        return _lookup(_MEDIA_BY_WORD, text) is not None
+        return lookup_word(MEDIA_BY_WORD, text) is not None
     if slot == "list_name":
         spoken = re.sub(r"\s+list$", "", text.strip(" ?.!,"), flags=re.IGNORECASE)
         return home is None or home.resolve_list(spoken, fuzzy=False) is not None
-    parse = _VALUE_PARSERS.get(slot)
+    parse = nz.VALUE_PARSERS.get(slot)
     return parse is None or parse(text) is not None
 
 
-def _grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
+def grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
     """A state, kind, value or list-name span the tagger cut short ("at" of "at home", "single" of
     "every single light", "the" of "the lowest", "trader" of "trader joes") takes up to two following
     untagged words when that makes it mean something; a value that is really a color becomes one."""
     out = sorted(spans, key=lambda sp: sp.start)
     for i, sp in enumerate(out):
-        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *_VALUE_PARSERS):
+        if sp.slot not in ("state", "domain", "device_class", "list_name", "media_class", *nz.VALUE_PARSERS):
             continue
         raw = text[max(0, sp.start) : sp.end]
         if not raw.strip() or _understood(raw, sp.slot, home):
             continue
-        if sp.slot in _VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
+        if sp.slot in nz.VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
             out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
             continue
         limit = out[i + 1].start if i + 1 < len(out) else len(text)
         end = sp.end
         for _ in range(2):
-            word = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
+            word = WORD.match(text, end + 1) if text[end : end + 1] == " " else None
             if word is None or word.end() > limit:
                 break
             end = word.end()

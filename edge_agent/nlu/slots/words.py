@@ -7,6 +7,7 @@ import functools
 import re
 
 from edge_agent.nlu.home import canonical_key
+from edge_agent.nlu.schema import MEDIA_INTENTS
 
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("lights", "light", "lamps", "lamp", "lighting", "bulbs", "light bulbs", "lites", "bulb"),
@@ -266,21 +267,8 @@ MEDIA_CLASSES: dict[str, tuple[str, ...]] = {
     "episode": ("episode",),
 }
 
-_MEDIA_INTENTS = frozenset(
-    {
-        "HassMediaPause",
-        "HassMediaUnpause",
-        "HassMediaNext",
-        "HassMediaPrevious",
-        "HassSetVolume",
-        "HassSetVolumeRelative",
-        "HassMediaPlayerMute",
-        "HassMediaPlayerUnmute",
-        "HassMediaSearchAndPlay",
-    }
-)
 # intents that take the satellite's area when none is spoken
-CONTEXT_INTENTS = _MEDIA_INTENTS | frozenset(
+CONTEXT_INTENTS = frozenset(MEDIA_INTENTS) | frozenset(
     {
         "HassTurnOn",
         "HassTurnOff",
@@ -297,7 +285,7 @@ CONTEXT_INTENTS = _MEDIA_INTENTS | frozenset(
         "HassVacuumStart",
     }
 )
-_TIMER_INTENTS = frozenset(
+TIMER_INTENTS = frozenset(
     {
         "HassStartTimer",
         "HassCancelTimer",
@@ -319,7 +307,7 @@ _GLOBAL = re.compile(
 
 def spoken_device_words() -> frozenset[str]:
     """Every word the tables treat as a domain or device class (entity names should avoid them)."""
-    words = set(_DOMAIN_BY_WORD) | set(_COVER_BY_WORD) | set(_BINARY_BY_WORD) | set(_SENSOR_BY_WORD)
+    words = set(DOMAIN_BY_WORD) | set(COVER_BY_WORD) | set(BINARY_BY_WORD) | set(_SENSOR_BY_WORD)
     return frozenset(words)
 
 
@@ -341,11 +329,12 @@ def _table(pairs: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return out
 
 
-_DOMAIN_BY_WORD = _table(DOMAIN_WORDS)
-_COVER_BY_WORD = _table(COVER_CLASS_WORDS)
-_BINARY_BY_WORD = _table({k: v[0] for k, v in BINARY_CLASSES.items()})
+# verbs that imply lights ("illuminate the hall") count as device words too
+DOMAIN_BY_WORD = {**_table(DOMAIN_WORDS), "illuminate": "light", "light up": "light", "light": "light"}
+COVER_BY_WORD = _table(COVER_CLASS_WORDS)
+BINARY_BY_WORD = _table({k: v[0] for k, v in BINARY_CLASSES.items()})
 _SENSOR_BY_WORD = _table({k: v[0] for k, v in SENSOR_CLASSES.items()})
-_MEDIA_BY_WORD = _table(MEDIA_CLASSES)
+MEDIA_BY_WORD = _table(MEDIA_CLASSES)
 _LEADING = re.compile(r"^(?:(?:all|the|of|my|our|every|each|any|some|these|those)\s+)+")
 
 
@@ -353,12 +342,12 @@ _SPACES = re.compile(r"\s+")
 
 
 @functools.lru_cache(maxsize=4096)
-def _key(text: str) -> str:
+def word_key(text: str) -> str:
     return _LEADING.sub("", _SPACES.sub(" ", text.lower().strip(" ?.!,"))).strip()
 
 
-def _lookup(table: dict[str, str], text: str) -> str | None:
-    key = _key(text)
+def lookup_word(table: dict[str, str], text: str) -> str | None:
+    key = word_key(text)
     for candidate in (key, key.rstrip("s"), key + "s", key.split(" ")[-1], key.split(" ")[-1].rstrip("s")):
         if candidate in table:
             return table[candidate]
@@ -368,7 +357,7 @@ def _lookup(table: dict[str, str], text: str) -> str | None:
 def device_class_for(word: str, intent: str, has_state: bool) -> tuple[str, str] | None:
     """(domain, device_class) for a tagged device-class word; a span that ran on ("batteries low")
     is read by its longest leading words that name a class."""
-    words = _key(word).split(" ")
+    words = word_key(word).split(" ")
     for n in range(len(words), 0, -1):
         found = _device_class_exact(" ".join(words[:n]), intent, has_state)
         if found is not None:
@@ -378,25 +367,25 @@ def device_class_for(word: str, intent: str, has_state: bool) -> tuple[str, str]
 
 def _device_class_exact(key: str, intent: str, has_state: bool) -> tuple[str, str] | None:
     if intent == "HassGetState":
-        if has_state and key in _BINARY_BY_WORD:
-            return "binary_sensor", _BINARY_BY_WORD[key]
+        if has_state and key in BINARY_BY_WORD:
+            return "binary_sensor", BINARY_BY_WORD[key]
         if key in _SENSOR_BY_WORD and not has_state:
             return "sensor", _SENSOR_BY_WORD[key]
-        cover = _lookup(_COVER_BY_WORD, key)
+        cover = lookup_word(COVER_BY_WORD, key)
         if cover is not None:
             return "cover", cover
-        binary = _lookup(_BINARY_BY_WORD, key)
+        binary = lookup_word(BINARY_BY_WORD, key)
         if binary is not None:
             return "binary_sensor", binary
-        sensor = _lookup(_SENSOR_BY_WORD, key)
+        sensor = lookup_word(_SENSOR_BY_WORD, key)
         return ("sensor", sensor) if sensor is not None else None
-    cover = _lookup(_COVER_BY_WORD, key)
+    cover = lookup_word(COVER_BY_WORD, key)
     if cover is not None:
         return "cover", cover
-    binary = _lookup(_BINARY_BY_WORD, key)
+    binary = lookup_word(BINARY_BY_WORD, key)
     if binary is not None:
         return "binary_sensor", binary
-    sensor = _lookup(_SENSOR_BY_WORD, key)
+    sensor = lookup_word(_SENSOR_BY_WORD, key)
     return ("sensor", sensor) if sensor is not None else None
 
 
@@ -404,7 +393,7 @@ _ON_WORDS = ("on", "turned on", "switched on", "lit", "running", "spinning", "ac
 _OFF_WORDS = ("off", "turned off", "switched off", "not running", "powered off")
 _OPEN_WORDS = ("open", "opened", "up", "raised")
 _CLOSED_WORDS = ("closed", "shut", "down", "lowered", "drawn")
-_BINARY_OFF = (
+BINARY_OFF = (
     "clear",
     "ok",
     "okay",
@@ -425,16 +414,16 @@ _BINARY_OFF = (
     "inactive",
     "undetected",
 )
-_HOME_WORDS = ("home", "at home", "here", "present", "in")
-_AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
+HOME_WORDS = ("home", "at home", "here", "present", "in")
+AWAY_WORDS = ("away", "out", "not home", "gone", "not here")
 
 
-_STATE_FILLER = re.compile(r"^(?:(?:still|currently|now|already|left|all)\s+)+")
+STATE_FILLER = re.compile(r"^(?:(?:still|currently|now|already|left|all)\s+)+")
 
 
-def _state_value(word: str, domain: str | None, device_class: str | None) -> str:
-    key = _key(word)
-    key = _STATE_FILLER.sub("", key) or key  # "still on" -> "on"
+def state_value(word: str, domain: str | None, device_class: str | None) -> str:
+    key = word_key(word)
+    key = STATE_FILLER.sub("", key) or key  # "still on" -> "on"
     if domain == "binary_sensor":
         cls = BINARY_CLASSES.get(device_class or "")
         if cls is not None:
@@ -442,7 +431,7 @@ def _state_value(word: str, domain: str | None, device_class: str | None) -> str
                 return "on"
             if key in cls[2]:
                 return "off"
-        if key in _OFF_WORDS or key in _CLOSED_WORDS or key in _BINARY_OFF or key.startswith(("not ", "no ")):
+        if key in _OFF_WORDS or key in _CLOSED_WORDS or key in BINARY_OFF or key.startswith(("not ", "no ")):
             return "off"
         return "on"
     if domain == "cover" or (domain is None and key in _OPEN_WORDS + _CLOSED_WORDS):
@@ -454,8 +443,8 @@ def _state_value(word: str, domain: str | None, device_class: str | None) -> str
         if key in ("open", "opened"):
             return "open"
         return "unlocked" if key == "unlocked" else "locked"
-    if domain == "person" or (domain is None and key in _HOME_WORDS + _AWAY_WORDS):
-        return "not_home" if key in _AWAY_WORDS else "home"
+    if domain == "person" or (domain is None and key in HOME_WORDS + AWAY_WORDS):
+        return "not_home" if key in AWAY_WORDS else "home"
     if key in _OFF_WORDS:
         return "off"
     if key in _ON_WORDS:
@@ -463,16 +452,16 @@ def _state_value(word: str, domain: str | None, device_class: str | None) -> str
     return key
 
 
-_WORD = re.compile(r"[\w'.-]+")
+WORD = re.compile(r"[\w'.-]+")
 
 
-def _class_word(raw: str) -> tuple[str, str] | None:
+def class_word(raw: str) -> tuple[str, str] | None:
     """The whole of ``raw`` is a binary-sensor, sensor or cover class phrase."""
-    key = _key(raw)
+    key = word_key(raw)
     for domain, table in (
-        ("binary_sensor", _BINARY_BY_WORD),
+        ("binary_sensor", BINARY_BY_WORD),
         ("sensor", _SENSOR_BY_WORD),
-        ("cover", _COVER_BY_WORD),
+        ("cover", COVER_BY_WORD),
     ):
         if key in table:
             return domain, table[key]
@@ -484,19 +473,19 @@ def canonical(text: str) -> str:
     return canonical_key(text)
 
 
-def _word_kind(raw: str, default: str) -> str:
-    key = _key(raw)
-    if key in _DOMAIN_BY_WORD:
+def word_kind(raw: str, default: str) -> str:
+    key = word_key(raw)
+    if key in DOMAIN_BY_WORD:
         return "domain"
-    if key in _COVER_BY_WORD or key in _BINARY_BY_WORD or key in _SENSOR_BY_WORD:
+    if key in COVER_BY_WORD or key in BINARY_BY_WORD or key in _SENSOR_BY_WORD:
         return "device_class"
-    if key in _STATE_PHRASES:
+    if key in STATE_PHRASES:
         return "state"
     return default
 
 
-_INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
-    **{i: ("media_player",) for i in _MEDIA_INTENTS},
+INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
+    **{i: ("media_player",) for i in MEDIA_INTENTS},
     "HassLightSet": ("light",),
     "EdgeLightSetRelative": ("light",),
     "HassSetPosition": ("cover", "valve"),
@@ -515,6 +504,6 @@ _INTENT_DOMAINS: dict[str, tuple[str, ...]] = {
 }
 
 
-_STATE_PHRASES = frozenset(
-    (*STATE_CLASSES, *_ON_WORDS, *_OFF_WORDS, *_OPEN_WORDS, *_CLOSED_WORDS, *_HOME_WORDS, *_AWAY_WORDS)
+STATE_PHRASES = frozenset(
+    (*STATE_CLASSES, *_ON_WORDS, *_OFF_WORDS, *_OPEN_WORDS, *_CLOSED_WORDS, *HOME_WORDS, *AWAY_WORDS)
 )

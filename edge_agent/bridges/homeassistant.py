@@ -1,0 +1,221 @@
+"""Home Assistant bridge: MQTT discovery of the agent, entity states, HA's birth message, learning.
+
+With ``homeassistant.enabled`` the agent announces one HA device (``messages.discovery``) after
+every connect and on HA's birth message, fires its event entity for every recognized intent and
+keeps one state per log source from the summaries and alerts. ``HaBridge`` holds the discovery
+state; ``HaTap`` adds the HA outputs to the intent and log handlers; ``HaHandler`` reads HA's
+status topic and, with ``control.learn_from_homeassistant``, the discovery configs of other devices.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from importlib import metadata
+from typing import Annotated
+
+import orjson
+from pydantic import Field, field_validator
+
+from edge_agent.bridges.common import BridgeConfig, HomeTarget, to_outputs
+from edge_agent.bridges.control import Controller
+from edge_agent.errors import EdgeAgentError
+from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
+from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
+from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
+from edge_agent.records.intent import IntentResult
+
+__all__ = ["HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
+
+class HomeAssistantConfig(BridgeConfig):
+    """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
+
+    enabled: bool = Field(False, description="Publish discovery, availability and states for HA.")
+    discovery_prefix: str = Field("homeassistant", description="HA's discovery prefix.")
+    status_topic: str | None = Field(
+        None, description="HA's birth/will topic; default '<discovery_prefix>/status'."
+    )
+    node_id: str | None = Field(
+        None, description="Device object id in the discovery topic; default 'edge_agent_<site_id>'."
+    )
+    device_name: str | None = Field(None, description="Device name shown in HA; default 'Edge agent <site>'.")
+    suggested_area: str | None = Field(None, description="Area HA suggests for the device.")
+    log_sources: list[str] = Field(
+        default_factory=list,
+        description="Log sources announced at start; others are announced when their first summary arrives.",
+        max_length=256,
+    )
+    source_idle_retire_s: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="Retire (remove from HA) a log source after this many seconds without logs."
+    )
+    alert_hold_s: Annotated[float, Field(gt=0, le=7 * 86400)] = Field(
+        300.0, description="The alert binary sensor stays on this long after a source's last alert."
+    )
+    announce_jitter_s: Annotated[float, Field(ge=0, le=60)] = Field(
+        1.0, description="Random delay before re-announcing after HA's birth message (HA's advice)."
+    )
+
+    @field_validator("discovery_prefix", "status_topic")
+    @classmethod
+    def _topic(cls, value: str | None) -> str | None:
+        return None if value is None else validate_topic(value)
+
+    @field_validator("node_id")
+    @classmethod
+    def _node(cls, value: str | None) -> str | None:
+        return None if value is None else validate_topic_id(value, "node_id")
+
+    @field_validator("log_sources")
+    @classmethod
+    def _sources(cls, value: list[str]) -> list[str]:
+        return [validate_topic_id(s, "log source") for s in value]
+
+
+def _version() -> str:
+    try:
+        return metadata.version("edge-agent")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+class HaBridge:
+    """The agent's HA device. ``lock`` guards the discovery state (shared with the control bridge)."""
+
+    def __init__(self, cfg: HomeAssistantConfig, topics: SiteTopics, *, intents: list[str],
+                 model_id: str, lock: threading.Lock) -> None:
+        self.cfg = cfg
+        self.lock = lock
+        self.discovery = HaDiscovery(
+            cfg, site_id=topics.site, prefix=topics.prefix, intents=intents,
+            availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
+        )
+
+    def tap(self, handler: Handler) -> Handler:
+        """Intents fire the event entity, summaries/alerts update the source entities."""
+        return HaTap(handler, self._from_output, self.lock)
+
+    def _from_output(self, out: Output) -> list[Output]:
+        if out.label == "intent":
+            body = orjson.loads(out.payload)
+            slots = {k: v.get("value") for k, v in (body.get("slots") or {}).items() if isinstance(v, dict)}
+            intent = body.get("intent")
+            if intent is not None and intent not in self.discovery.intents:
+                return []
+            return to_outputs(self.discovery.on_intent(intent, body.get("text", ""),
+                                                       float(body.get("confidence", 0.0)), slots), "ha_event")
+        if out.label in ("summary", "alert"):
+            source = out.topic.rsplit("/", 1)[-1]
+            if out.label == "alert":
+                return to_outputs(self.discovery.on_alert(source, time.time()), "ha_state")
+            state = source_state_from_summary(orjson.loads(out.payload))
+            return to_outputs(self.discovery.on_summary(source, state, time.time()), "ha_state")
+        return []
+
+    def on_intent(self, result: IntentResult) -> list[Output]:
+        """The event of an intent recognized elsewhere (Hermes); nothing for unknown intents."""
+        if result.intent not in self.discovery.intents:
+            return []
+        slots = {k: v.value for k, v in result.slots.items()}
+        with self.lock:
+            msgs = self.discovery.on_intent(result.intent, result.text, result.confidence, slots)
+        return to_outputs(msgs, "ha_event")
+
+    def retire(self, source: str) -> list[Output]:
+        """Remove a log source's entities (the caller holds ``lock``)."""
+        return to_outputs(self.discovery.retire(source), "ha_discovery")
+
+    def on_connected(self) -> list[Output]:
+        """What to publish after every (re)connect: discovery, availability, last states."""
+        with self.lock:
+            return to_outputs(self.discovery.announce(), "ha_discovery")
+
+    def route(self, learning: bool) -> Route:
+        """HA's status topic; with ``learning`` every discovery config under the prefix too."""
+        prefix = self.cfg.discovery_prefix + "/"
+        status = self.discovery.ha_status_topic
+
+        def match(topic: str) -> str | None:
+            if topic == status:
+                return "status"
+            if learning and topic.startswith(prefix) and topic.endswith("/config"):
+                return "config"
+            return None
+
+        if learning and not status.startswith(prefix):
+            raise EdgeAgentError("with learn_from_homeassistant the HA status topic must be under the prefix")
+        return Route("homeassistant", prefix + "#" if learning else status, match)
+
+
+class HaTap:
+    """A handler that adds outputs derived from another handler's outputs (same kind and route)."""
+
+    def __init__(self, inner: Handler, tap: Callable[[Output], list[Output]], lock: threading.Lock) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self.priority = inner.priority
+        self.batch_max = inner.batch_max
+        self.batch_wait_s = inner.batch_wait_s
+        self._tap = tap
+        self._lock = lock
+
+    def _extend(self, outputs: list[Output]) -> list[Output]:
+        extra: list[Output] = []
+        with self._lock:
+            for out in outputs:
+                extra.extend(self._tap(out))
+        return outputs + extra
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        outcomes = self.inner.handle(batch)
+        for outcome in outcomes:
+            outcome.outputs = self._extend(outcome.outputs)
+        return outcomes
+
+    def tick(self, now: float) -> list[Output]:
+        tick: Callable[[float], list[Output]] | None = getattr(self.inner, "tick", None)
+        return self._extend(tick(now)) if tick is not None else []
+
+    def flush(self, now: float) -> list[Output]:
+        flush: Callable[[float], list[Output]] | None = getattr(self.inner, "flush", None)
+        return self._extend(flush(now)) if flush is not None else []
+
+
+class HaHandler:
+    """HA's birth message -> re-announce; discovery configs -> learned home; tick -> alerts, retire."""
+
+    kind = "homeassistant"
+    priority = 5
+    batch_max = 64
+    batch_wait_s = 0.0
+
+    def __init__(self, bridge: HaBridge, controller: Controller | None = None,
+                 homes: HomeTarget | None = None) -> None:
+        """``controller``: learns from other devices' discovery configs (None: not learning);
+        ``homes`` receives the controller's home when a config changed what was learned."""
+        self.bridge = bridge
+        self.discovery = bridge.discovery
+        self.controller = controller
+        self.homes = homes
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for env in batch:
+            outs: list[Output] = []
+            with self.bridge.lock:
+                if env.key == "status":
+                    outs = to_outputs(self.discovery.on_ha_status(env.payload), "ha_discovery")
+                else:
+                    self._learn(env)
+            outcomes.append(Outcome([env], outs, record_latency=False))
+        return outcomes
+
+    def _learn(self, env: Envelope) -> None:
+        ctrl = self.controller
+        learned = ctrl is not None and ctrl.learn(env.topic, env.payload, own_node=self.discovery.node_id)
+        if learned and ctrl is not None and self.homes is not None:
+            self.homes.set_home(ctrl.home())
+
+    def tick(self, now: float) -> list[Output]:
+        with self.bridge.lock:
+            return to_outputs(self.discovery.tick(now), "ha_discovery")
