@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.nlu.tokenizer import Tokenizer
+from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data.loghub import TRAIN_SYSTEMS, load_loghub
 from firmware_tools.model.dataset import encode_logs, train_tokenizer
 
