@@ -118,3 +118,5 @@ def test_intents_command_streams_through_the_cache_by_default_and_takes_the_flag
     chosen = _intents(bundle, tmp_path, "--xnnpack-weight-cache", str(mine))
     assert chosen.returncode == 0, chosen.stderr.decode()
     assert len(list(mine.glob("*.xnn"))) == len(graph)
+    for proc in (off, default, chosen):
+        assert b"INFO:" not in proc.stderr, proc.stderr.decode()
