@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from delegates.fixtures import synth_bundle_dir
+from structlog.testing import capture_logs
 
 from edge_agent.config import parse
 from edge_agent.runtime.backend import load_backend
@@ -120,3 +121,24 @@ def test_intents_command_streams_through_the_cache_by_default_and_takes_the_flag
     assert len(list(mine.glob("*.xnn"))) == len(graph)
     for proc in (off, default, chosen):
         assert b"INFO:" not in proc.stderr, proc.stderr.decode()
+
+
+def test_auto_goes_without_the_cache_when_its_directory_cannot_be_made(
+    bundle: Bundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    stream = RuntimeConfig(residency="stream", weight_budget_mb=1)
+    with capture_logs() as logs:
+        resolved = resolve_weight_cache(CpuConfig(), stream, load_backend("litert"))
+    assert resolved.xnnpack_weight_cache == "off"  # type: ignore[union-attr]
+    reasons = [e["reason"] for e in logs if e["event"] == "weight_cache_off"]
+    assert len(reasons) == 1 and reasons[0].startswith(f"cannot create {blocker}")
+    proc = _intents(bundle, tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(proc.stdout.splitlines()) == 2
+    assert b"XNNPACK weight cache off: cannot create" in proc.stderr
+    mine = _intents(bundle, tmp_path, "--xnnpack-weight-cache", str(blocker / "xnn"))  # explicit: an error
+    assert mine.returncode == 2, mine.stderr.decode()
+    assert b"xnnpack_weight_cache: cannot create" in mine.stderr

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["WeightCacheSetting", "cache_home", "parse_setting", "weight_cache_dir"]
+__all__ = ["WeightCacheSetting", "cache_home", "make_dir", "parse_setting", "weight_cache_dir"]
 
 WeightCacheSetting = Literal["auto", "off"] | Path
 
@@ -52,3 +52,14 @@ def weight_cache_dir(
     if setting != "auto" or backend != "litert" or residency != "stream":
         return None
     return cache_home(env) / "xnnpack"
+
+
+def make_dir(directory: Path) -> str | None:
+    """Create ``directory`` (and its parents); None when it exists or was made, else why not.
+    ``auto`` runs without the cache when its directory cannot be made (a read-only home under
+    systemd's ProtectHome=, for one); a directory named explicitly is an error instead."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create {directory}: {exc.strerror or exc}"
+    return None

@@ -27,7 +27,7 @@ import structlog
 from edge_agent.errors import BackendUnavailable, BundleError, DelegateUnavailable, InferenceError
 from edge_agent.runtime.backend import Backend, load_backend
 from edge_agent.runtime.bundle import Bundle
-from edge_agent.runtime.cachedir import weight_cache_dir
+from edge_agent.runtime.cachedir import make_dir, weight_cache_dir
 from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.runtime.delegates import (
     CpuConfig,
@@ -364,10 +364,15 @@ def _engine_factory(
 
 def resolve_weight_cache(config: DelegateConfig, cfg: RuntimeConfig, backend: Backend) -> DelegateConfig:
     """A ``cpu`` entry with ``xnnpack_weight_cache: auto`` made explicit for this runtime: the cache
-    directory's ``xnnpack`` folder when segments stream on litert, else off (``cachedir.py``)."""
+    directory's ``xnnpack`` folder when segments stream on litert, else off (``cachedir.py``); off,
+    with a warning, when that folder cannot be created."""
     if not isinstance(config, CpuConfig) or config.xnnpack_weight_cache != "auto":
         return config
     directory = weight_cache_dir("auto", backend.name, cfg.residency)
+    problem = make_dir(directory) if directory is not None else None
+    if problem is not None:
+        _log.warning("weight_cache_off", reason=problem, hint="set CacheDirectory= or xnnpack_weight_cache")
+        directory = None
     return config.model_copy(update={"xnnpack_weight_cache": directory or "off"})
 
 
