@@ -22,6 +22,7 @@ from edge_agent.bridges.hermes import HermesConfig
 from edge_agent.bridges.homeassistant import HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
+from edge_agent.nlu.home import DOMAINS
 from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.store.config import ReliabilityConfig
 
@@ -165,10 +166,19 @@ class HomeEntity(_Section):
     """One device of the home (same shape as the ``--home`` YAML file)."""
 
     name: str = Field(..., min_length=1, description="entity name as people say it")
-    domain: str = Field(..., min_length=1, description="Home Assistant domain, e.g. light, cover")
+    domain: str = Field(
+        ..., description="Home Assistant domain, e.g. light, cover", json_schema_extra={"enum": list(DOMAINS)}
+    )
     area: str | None = Field(None, description="area the entity is in")
     device_class: str | None = Field(None, description="Home Assistant device class, e.g. window")
     aliases: list[str] = Field(default_factory=list, description="other names of the entity")
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, value: str) -> str:
+        if value not in DOMAINS:
+            raise ValueError(f"unknown domain {value!r}; use one of {', '.join(DOMAINS)}")
+        return value
 
 
 class HomeConfig(_Section):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
+import sys
 from collections.abc import Sequence
+from types import FrameType
 
 __all__ = ["main"]
 
@@ -31,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_on_term(signum: int, _frame: FrameType | None) -> None:
+    sys.exit(128 + signum)  # unwinds like Ctrl-C: staged output directories are removed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's INFO lines, before it is imported
+    signal.signal(signal.SIGTERM, _exit_on_term)
     args = build_parser().parse_args(argv)
     return int(args.func(args))

@@ -12,10 +12,12 @@ ensure_venv() {
     fi
 }
 
-# install_package EXTRA [FALLBACK_EXTRA]: editable install of this checkout with an extra
+# install_package [EXTRA [FALLBACK_EXTRA]]: editable install of this checkout, with an extra if named
 install_package() {
-    echo "==> installing edge-agent[$1] into $VENV" >&2
-    if ! "$VENV/bin/python" -m pip install -q -e ".[$1]"; then
+    local spec="."
+    if [ -n "${1:-}" ]; then spec=".[$1]"; fi
+    echo "==> installing edge-agent$([ -n "${1:-}" ] && echo "[$1]") into $VENV" >&2
+    if ! "$VENV/bin/python" -m pip install -q -e "$spec"; then
         if [ -n "${2:-}" ]; then
             echo "==> [$1] failed on this platform; trying [$2]" >&2
             "$VENV/bin/python" -m pip install -q -e ".[$2]"

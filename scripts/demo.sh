@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs the agent end to end on this machine: a virtual environment with the package (tflite-runtime,
-# or ai-edge-litert where no tflite-runtime wheel exists), mosquitto (apt-get when missing), then
+# Runs the agent end to end on this machine: a virtual environment with the package (its
+# interpreter is ai-edge-litert, a base dependency), mosquitto (apt-get when missing), then
 # `edge-agent demo`: a private broker on loopback, the default bundle, sample transcripts and logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/_env.sh
 ensure_venv
-if ! install_package tflite litert; then
+if ! install_package; then
     # offline re-run: go on when everything the agent imports is already there
     "$VENV/bin/python" - <<'PY' || { echo "installing edge-agent failed (see above)" >&2; exit 1; }
 import importlib.util as u, sys

@@ -13,6 +13,19 @@ from broker import AgentProcess, Collector, TestBroker, unique
 from edge_agent.config import Config
 
 
+@pytest.fixture(autouse=True)
+def _private_state_and_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """State and caches of whatever a test runs, in-process or as a child process (which inherits
+    the environment), go to a temporary tree, never to ~/.local/state or ~/.cache."""
+    root = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_STATE_HOME", str(root / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "cache"))
+    monkeypatch.setenv("STATE_DIRECTORY", str(root / "state" / "edge-agent"))
+    monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestBroker]:
     b = TestBroker(tmp_path_factory.mktemp("mosquitto")).start()

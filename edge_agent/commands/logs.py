@@ -23,6 +23,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
+from edge_agent.commands._options import add_weight_cache, cache_dir_for
 from edge_agent.errors import ConfigError, EdgeAgentError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import decode_line
@@ -73,6 +74,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "or keep what fits in --weight-budget-mb and stream the rest (auto)")
     p.add_argument("--weight-budget-mb", type=_positive_float, default=None,
                    help="MB of weights mapped at once when streaming (auto needs it)")
+    add_weight_cache(p)
     p.add_argument("--no-model", action="store_true", help="keyword labels only, even with a bundle")
     p.add_argument("--state-dir", type=Path, default=None, help="keep templates here across runs")
 
@@ -87,6 +89,7 @@ def read_lines(fh: IO[bytes]) -> Iterator[tuple[str, bool]]:
 def _load_model(args: argparse.Namespace) -> Any:
     if args.no_model:
         return None
+    from edge_agent.runtime.backend import load_backend
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
     from edge_agent.runtime.model import Model
 
@@ -96,8 +99,10 @@ def _load_model(args: argparse.Namespace) -> Any:
         return None
     if args.residency == "auto" and args.weight_budget_mb is None:
         raise ConfigError("--residency auto needs --weight-budget-mb (MB of weights to keep mapped)")
-    return Model(load_bundle(path), backend=args.backend, threads=args.threads, residency=args.residency,
-                 weight_budget_mb=args.weight_budget_mb, tasks=("logs",))
+    backend = load_backend(args.backend)
+    return Model(load_bundle(path), backend=backend, threads=args.threads, residency=args.residency,
+                 weight_budget_mb=args.weight_budget_mb, tasks=("logs",),
+                 weight_cache_dir=cache_dir_for(args, backend.name))
 
 
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:

@@ -11,14 +11,21 @@ from edge_agent.errors import ConfigError
 __all__ = ["register"]
 
 EXIT_INVALID = 2
+EXIT_UNREACHABLE = 3  # the broker cannot be reached (the agent's own exit code for that, too)
 
 
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run the agent on an MQTT broker")
     run.add_argument("--config", "-c", metavar="FILE", help="YAML config (default: built-in defaults)")
     run.set_defaults(func=_run)
-    check = subparsers.add_parser("check-config", help="validate a config file (exit 0 valid, 2 invalid)")
+    check = subparsers.add_parser(
+        "check-config", help="validate a config file (exit 0 valid, 2 invalid, 3 broker unreachable)"
+    )
     check.add_argument("file", metavar="FILE")
+    check.add_argument("--probe", action="store_true",
+                       help="also connect to the configured broker once (exit 3 when that fails)")
+    check.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                       help="--probe: seconds to wait for the broker's answer (default 5)")
     check.set_defaults(func=_check)
 
 
@@ -32,6 +39,15 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     print(f"{args.file}: valid (site {config.site_id!r}, broker {config.mqtt.host}:{config.mqtt.port}, "
           f"MQTT {config.mqtt.protocol})")
+    if not args.probe:
+        return 0
+    from edge_agent.transport.probe import probe_broker
+
+    problem = probe_broker(config.mqtt, config.client_id, config.mqtt.password, timeout=args.timeout)
+    if problem is not None:
+        print(f"edge-agent check-config: broker unreachable: {problem}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    print(f"broker {config.mqtt.host}:{config.mqtt.port}: connected (MQTT {config.mqtt.protocol})")
     return 0
 
 

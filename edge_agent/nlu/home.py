@@ -27,9 +27,15 @@ from typing import Any
 
 from edge_agent.errors import EdgeAgentError
 
-__all__ = ["FUZZY_THRESHOLD", "Entity", "Home", "HomeFileError", "canonical_key"]
+__all__ = ["DOMAINS", "FUZZY_THRESHOLD", "Entity", "Home", "HomeFileError", "canonical_key"]
 
 FUZZY_THRESHOLD = 0.82
+# Home Assistant entity domains the intents can address (tests/test_home.py checks that every
+# domain the slot code names is here); a home file's entity with another domain is refused
+DOMAINS: tuple[str, ...] = (
+    "binary_sensor", "climate", "cover", "fan", "lawn_mower", "light", "lock", "media_player",
+    "person", "scene", "script", "sensor", "switch", "vacuum", "valve",
+)
 _ARTICLES = re.compile(r"^(?:the|my|our|a|an)\s+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
@@ -240,6 +246,10 @@ def _entity(value: Any, where: str) -> Entity:
         raise HomeFileError(f"{where}: name must be a non-empty string")
     if not isinstance(domain, str) or not domain.strip():
         raise HomeFileError(f"{where}: domain must be a non-empty string")
+    if domain not in DOMAINS:
+        close = difflib.get_close_matches(domain, DOMAINS, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        raise HomeFileError(f"{where}: unknown domain {domain!r}; {guess}use one of {', '.join(DOMAINS)}")
     area = value.get("area")
     if area is not None and not isinstance(area, str):
         raise HomeFileError(f"{where}: area must be a string")

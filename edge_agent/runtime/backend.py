@@ -7,8 +7,10 @@ foreign packages are translated here and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from edge_agent.errors import BackendUnavailable, DelegateUnavailable
+from edge_agent.runtime.native_log import native_info_dropped, quiet_minimal_logger
 
 if TYPE_CHECKING:
     from edge_agent.runtime.weight_cache import WeightCache
@@ -35,6 +38,12 @@ _MODULES: dict[str, str] = {
 }
 BACKEND_NAMES: tuple[str, ...] = ("auto", *_MODULES)
 _AUTO_ORDER: tuple[str, ...] = ("litert", "tflite-runtime")
+# name -> the extension whose TFLite logger can be set to warnings (native_log.py); a backend
+# whose logger cannot be set has its INFO lines dropped around each call that may log
+_LOGGER_EXTENSIONS: dict[str, str] = {
+    "tflite-runtime": "tflite_runtime._pywrap_tensorflow_interpreter_wrapper",
+}
+_quieted: dict[str, bool] = {}
 
 
 class Interpreter(Protocol):
@@ -87,16 +96,26 @@ class Backend:
             resolver = self.module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
             kwargs["experimental_op_resolver_type"] = resolver
         try:
-            interp: Interpreter = self.module.Interpreter(
-                model_path=str(model_path),
-                num_threads=max(1, int(num_threads)),
-                experimental_delegates=list(delegates) or None,
-                **kwargs,
-            )
-            interp.allocate_tensors()
+            with self._native_log():
+                interp: Interpreter = self.module.Interpreter(
+                    model_path=str(model_path),
+                    num_threads=max(1, int(num_threads)),
+                    experimental_delegates=list(delegates) or None,
+                    **kwargs,
+                )
+                interp.allocate_tensors()  # applies the default XNNPACK delegate, which logs
         except (ValueError, RuntimeError) as exc:
             raise BackendUnavailable(f"{self.name}: cannot load {model_path}: {exc}") from exc
         return interp
+
+    def _native_log(self) -> contextlib.AbstractContextManager[None]:
+        """Around a call that may log natively: nothing once this backend's logger is at warnings,
+        else its INFO lines dropped from fd 2 (``native_log.py``)."""
+        if self.name not in _quieted:
+            self.module  # noqa: B018  # imported first: it loads the extension looked up below
+            extension = sys.modules.get(_LOGGER_EXTENSIONS.get(self.name, ""))
+            _quieted[self.name] = extension is not None and quiet_minimal_logger(extension)
+        return contextlib.nullcontext() if _quieted[self.name] else native_info_dropped()
 
     def _compiled(self, model_path: Path, weight_cache: Path, num_threads: int) -> Interpreter:
         if self.name != "litert":
@@ -110,7 +129,8 @@ class Backend:
     def load_delegate(self, library: str, options: dict[str, str] | None = None) -> object:
         """Load an external delegate shared library; failures become DelegateUnavailable."""
         try:
-            return self.module.load_delegate(library, options or {})
+            with self._native_log():
+                return self.module.load_delegate(library, options or {})
         except (ValueError, OSError, RuntimeError) as exc:
             raise DelegateUnavailable(f"{self.name}: cannot load delegate {library}: {exc}") from exc
 

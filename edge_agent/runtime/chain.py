@@ -27,6 +27,7 @@ import structlog
 from edge_agent.errors import BackendUnavailable, BundleError, DelegateUnavailable, InferenceError
 from edge_agent.runtime.backend import Backend, load_backend
 from edge_agent.runtime.bundle import Bundle
+from edge_agent.runtime.cachedir import make_dir, weight_cache_dir
 from edge_agent.runtime.config import RuntimeConfig
 from edge_agent.runtime.delegates import (
     CpuConfig,
@@ -48,6 +49,7 @@ __all__ = [
     "build_chain",
     "compare_outputs",
     "open_runtime",
+    "resolve_weight_cache",
     "warmup_feeds",
 ]
 
@@ -360,6 +362,20 @@ def _engine_factory(
     return build
 
 
+def resolve_weight_cache(config: DelegateConfig, cfg: RuntimeConfig, backend: Backend) -> DelegateConfig:
+    """A ``cpu`` entry with ``xnnpack_weight_cache: auto`` made explicit for this runtime: the cache
+    directory's ``xnnpack`` folder when segments stream on litert, else off (``cachedir.py``); off,
+    with a warning, when that folder cannot be created."""
+    if not isinstance(config, CpuConfig) or config.xnnpack_weight_cache != "auto":
+        return config
+    directory = weight_cache_dir("auto", backend.name, cfg.residency)
+    problem = make_dir(directory) if directory is not None else None
+    if problem is not None:
+        _log.warning("weight_cache_off", reason=problem, hint="set CacheDirectory= or xnnpack_weight_cache")
+        directory = None
+    return config.model_copy(update={"xnnpack_weight_cache": directory or "off"})
+
+
 def _candidate(
     config: DelegateConfig,
     name: str,
@@ -410,7 +426,8 @@ def build_chain(
     for config in cfg.delegates:
         label = config.name or (config.library.rsplit("/", 1)[-1] if config.kind == "external" else None)
         names.append(setup_name(config.kind, label, names))
-        candidates.append(_candidate(config, names[-1], backend, bundle, build))
+        resolved = resolve_weight_cache(config, cfg, backend)
+        candidates.append(_candidate(resolved, names[-1], backend, bundle, build))
     return DelegateChain(
         candidates,
         _golden(bundle, build, _reference_setup(cfg)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -94,7 +95,10 @@ class Model:
         delegates: Sequence[object] = (),
         executors: Mapping[str, Executor] | None = None,
         tasks: Sequence[str] = ("intents", "logs"),
+        weight_cache_dir: Path | None = None,
     ) -> None:
+        """``weight_cache_dir``: streamed segments keep XNNPACK's packed weights there (litert;
+        ``weight_cache.py``; ``cachedir.weight_cache_dir`` says where the commands put them)."""
         if residency not in ("resident", "stream", "auto"):
             raise BundleError(f"unknown residency {residency!r}; use resident, stream or auto")
         self.bundle = bundle
@@ -117,6 +121,7 @@ class Model:
                 weight_budget_mb=weight_budget_mb,
                 variant=variant,
                 delegates=delegates,
+                weight_cache_dir=weight_cache_dir,
             )
         # executors (streaming, or edge_agent.runtime.chain.open_runtime(...).executors with the
         # delegate fallback chain and request batching) replace the resident chains

@@ -28,6 +28,7 @@ from pathlib import Path
 from edge_agent.errors import BackendUnavailable, BundleError
 from edge_agent.runtime.bundle import Bundle
 from edge_agent.runtime.litert_c import CompiledSegment
+from edge_agent.runtime.native_log import native_info_dropped
 
 __all__ = ["WeightCache", "compile_segment", "skeleton_ranges"]
 
@@ -131,12 +132,12 @@ def compile_segment(model_path: Path, cache_file: Path, threads: int) -> Compile
     deleted and written again, once. A LiteRT that compiles without writing the file (one whose CPU
     options differ from 2.3's) is refused rather than left to repack the weights at every load."""
     try:
-        segment = CompiledSegment(model_path, cache_file, threads)
+        segment = _compile(model_path, cache_file, threads)
     except RuntimeError:
         with contextlib.suppress(OSError):
             cache_file.unlink()
         try:
-            segment = CompiledSegment(model_path, cache_file, threads)
+            segment = _compile(model_path, cache_file, threads)
         except RuntimeError as exc:
             raise BackendUnavailable(f"litert: cannot compile {model_path}: {exc}") from exc
     if not cache_file.exists():
@@ -147,3 +148,11 @@ def compile_segment(model_path: Path, cache_file: Path, threads: int) -> Compile
             "or leave xnnpack_weight_cache unset"
         )
     return segment
+
+
+def _compile(model_path: Path, cache_file: Path, threads: int) -> CompiledSegment:
+    """LiteRT's environment option keeps its own log at warnings, but the TFLite logger inside
+    libLiteRt.so still writes "INFO: Created TensorFlow Lite XNNPACK delegate for CPU." at the
+    first compile; it exports no setter, so that line is dropped from fd 2 (``native_log.py``)."""
+    with native_info_dropped():
+        return CompiledSegment(model_path, cache_file, threads)

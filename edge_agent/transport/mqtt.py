@@ -39,7 +39,7 @@ from edge_agent.errors import ConfigError, TransportError
 from edge_agent.security import tls_context
 from edge_agent.transport.base import Inbound, PublishDone, PublishOutcome
 
-__all__ = ["FATAL_CONNACK_CODES", "Backoff", "MqttTransport", "TransportCounters"]
+__all__ = ["FATAL_CONNACK_CODES", "Backoff", "MqttTransport", "TransportCounters", "connect_hint"]
 
 _log = structlog.get_logger("edge_agent.transport")
 
@@ -47,6 +47,19 @@ _log = structlog.get_logger("edge_agent.transport")
 # by paho): unsupported protocol, bad client id, bad user name or password, not authorized, banned,
 # bad authentication method.
 FATAL_CONNACK_CODES = frozenset({0x84, 0x85, 0x86, 0x87, 0x8A, 0x8C})
+
+
+def connect_hint(error: OSError, host: str) -> str:
+    """What to check when a connection to the broker could not be opened."""
+    if isinstance(error, ConnectionRefusedError):
+        return "nothing listens there: start the broker, or point mqtt.host / mqtt.port at it"
+    if isinstance(error, socket.gaierror):
+        return f"the name {host!r} does not resolve: check mqtt.host"
+    if isinstance(error, ssl.SSLError):
+        return "the TLS handshake failed: check mqtt.tls (ca_file, cert_file) and that this port speaks TLS"
+    if isinstance(error, TimeoutError):
+        return "no answer: check the network, a firewall, and mqtt.host / mqtt.port"
+    return "check that the broker runs there (mqtt.host / mqtt.port) and that the network reaches it"
 
 
 class Backoff:
@@ -206,16 +219,26 @@ class MqttTransport:
 
     def _supervise(self) -> None:
         while not self._closing.is_set():
-            if self._connect_once():
+            error = self._connect_once()
+            if error is None:
                 self._session_ended.wait()
                 self._client.loop_stop()
             if self.fatal is not None or self._closing.is_set():
                 break
             delay = self._backoff.next()
-            _log.info("mqtt.reconnect_wait", delay_s=round(delay, 3), attempt=self._backoff.attempt)
+            if error is None:
+                _log.info("mqtt.reconnect_wait", link=self.link, delay_s=round(delay, 3),
+                          attempt=self._backoff.attempt)
+            else:  # one line per backoff step: what failed, where, what to check, when it retries
+                s = self.settings
+                _log.warning("mqtt.connect_failed", link=self.link, broker=f"{s.host}:{s.port}",
+                             error=str(error), hint=connect_hint(error, s.host),
+                             retry_in_s=round(delay, 3), attempt=self._backoff.attempt)
             self._closing.wait(delay)
 
-    def _connect_once(self) -> bool:
+    def _connect_once(self) -> OSError | None:
+        """Open the connection (the CONNACK comes on the network thread); the error if it
+        could not be opened."""
         s = self.settings
         self._session_ended.clear()
         try:
@@ -226,13 +249,12 @@ class MqttTransport:
                 clean_start=False if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
                 properties=self._connect_properties(),
             )
-        except (OSError, ssl.SSLError) as exc:
+        except OSError as exc:  # ssl.SSLError is an OSError
             self.counters.connect_failures += 1
-            _log.warning("mqtt.connect_failed", host=s.host, port=s.port, error=str(exc))
-            return False
+            return exc
         _no_delay(self._client)
         self._client.loop_start()
-        return True
+        return None
 
     def close(self, timeout: float = 5.0) -> None:
         """Publish ``offline`` (retained), wait for its PUBACK, disconnect cleanly (no Will)."""

@@ -27,6 +27,7 @@ import numpy as np
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE, SLOTS
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry
+from firmware_tools.staging import staged_dir
 
 __all__ = ["SynthSpec", "parse_params", "register", "synth_bundle"]
 
@@ -90,18 +91,20 @@ def _cmd(args: argparse.Namespace) -> int:
 def synth_bundle(
     out: Path, params: int, *, max_len: int = 32, seed: int = 0, progress: bool = False
 ) -> dict[str, Any]:
-    """Write the bundle to ``out`` and return its manifest."""
-    out.mkdir(parents=True, exist_ok=True)
-    tok_file, vocab = _write_tokenizer(out, seed)
-    spec = plan(params, vocab=vocab, max_len=max_len)
-    rng = np.random.default_rng(seed)
-    segments = [
-        _convert_segment(out, name, kind, spec, rng, ports) for name, kind, ports in _segment_plan(spec)
-    ]
-    if progress:
-        print(f"converted {len(segments)} segments (dim {spec.dim}, {spec.blocks} blocks)", file=sys.stderr)
-    manifest = _manifest(out, spec, tok_file, segments)
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    """Write the bundle to ``out`` (missing or empty) and return its manifest. It is written into
+    a sibling directory that becomes ``out`` when complete: a failure leaves no ``out`` behind."""
+    with staged_dir(out) as stage:
+        tok_file, vocab = _write_tokenizer(stage, seed)
+        spec = plan(params, vocab=vocab, max_len=max_len)
+        rng = np.random.default_rng(seed)
+        segments = [
+            _convert_segment(stage, name, kind, spec, rng, ports) for name, kind, ports in _segment_plan(spec)
+        ]
+        if progress:
+            done = f"converted {len(segments)} segments (dim {spec.dim}, {spec.blocks} blocks)"
+            print(done, file=sys.stderr)
+        manifest = _manifest(stage, spec, tok_file, segments)
+        (stage / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 

@@ -1,0 +1,3 @@
+from firmware_tools.cli import main
+
+raise SystemExit(main())
