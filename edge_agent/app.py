@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 
 import structlog
 
+from edge_agent.bridges.wyoming import wyoming_service
 from edge_agent.config import Config
 from edge_agent.ecosystem import Ecosystem
 from edge_agent.errors import EdgeAgentError, TransportError
@@ -242,6 +243,8 @@ class Agent:
             self.pipeline.more_stats = self._durable_counters
         self.pipeline.runtime_stats = self._runtime_stats
         self._pipeline = self.pipeline
+        self.wyoming = wyoming_service(config, _Serving(self._intents), self._intents._lock,
+                                       lambda: self._intents.model_id, self.ecosystem.intents, self.pipeline)
 
     def _transports(self, bulk_kinds: frozenset[str]) -> tuple[MqttTransport, MqttTransport | None]:
         """The main session (status, Will, transcripts and commands) and, with
@@ -424,6 +427,7 @@ class Agent:
         self.pipeline.start()
         for transport in self.links.transports:
             transport.start()
+        self.wyoming.start()
         self.ecosystem.ready()  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
     def request_stop(self, *_args: object) -> None:
@@ -448,6 +452,7 @@ class Agent:
         """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
         _log.info("app.stopping", queued=len(self.pipeline.queue))
         self.ecosystem.stopping()
+        self.wyoming.stop()
         for transport in self.links.transports:
             transport.stop_accepting()
         timeout = self.config.pipeline.drain_timeout_s

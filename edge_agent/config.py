@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from edge_agent.bridges.wyoming_config import WyomingConfig
 from edge_agent.ecosystem_config import ControlConfig, HermesConfig, HomeAssistantConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
@@ -224,6 +225,10 @@ class Config(_Section):
         default_factory=lambda: HomeAssistantConfig.model_validate({})
     )
     control: ControlConfig = Field(default_factory=lambda: ControlConfig.model_validate({}))
+    wyoming: WyomingConfig = Field(
+        default_factory=lambda: WyomingConfig.model_validate({}),
+        description="Wyoming intent and handle service for Home Assistant (docs/home-assistant.md)",
+    )
     reliability: ReliabilityConfig = Field(default_factory=lambda: ReliabilityConfig.model_validate({}))
 
     @field_validator("site_id")
