@@ -4,6 +4,7 @@ DESCRIPTION = "Event protocol and asyncio client/server of Home Assistant's voic
 HOMEPAGE = "https://github.com/OHF-voice/wyoming"
 BUGTRACKER = "https://github.com/OHF-voice/wyoming/issues"
 SECTION = "devel/python"
+CVE_PRODUCT = "wyoming"
 LICENSE = "MIT"
 LIC_FILES_CHKSUM = "file://LICENSE.md;md5=2aa2bed6f8750823223a2c11d7bc90c5"
 
