@@ -330,7 +330,7 @@ class Agent:
     def _register(self, engines: Engines, dead: DeadLetters) -> None:
         """One line per input kind."""
         p = self.config.pipeline
-        eco = self.ecosystem = _ecosystem(self.config, self.topics, engines)
+        eco = self.ecosystem = _ecosystem(self.config, self.topics, engines, self.state_dir)
         recognizer = eco.wrap_recognizer(engines.recognizer)
         intents = IntentHandler(
             recognizer, self.topics, engines.model_id, dead, p.transcript_batch_max, pacer=self.pacer
@@ -483,7 +483,7 @@ class _Serving:
             return self._handler.recognizer.recognize(texts, context_area)
 
 
-def _ecosystem(config: Config, topics: SiteTopics, engines: Engines) -> Ecosystem:
+def _ecosystem(config: Config, topics: SiteTopics, engines: Engines, state_dir: Any = None) -> Ecosystem:
     """Hermes, Home Assistant, runtime control and sd_notify (each off unless configured)."""
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.schema import INTENTS
@@ -497,7 +497,7 @@ def _ecosystem(config: Config, topics: SiteTopics, engines: Engines) -> Ecosyste
     return Ecosystem(
         config, topics, intents=list(getattr(recognizer, "intents", INTENTS)), model_id=engines.model_id,
         home=Home.from_dict(config.home.model_dump(exclude_none=True), source="config home"),
-        apply_home=apply_home,
+        apply_home=apply_home, agent_state_dir=state_dir,
     )
 
 

@@ -37,6 +37,7 @@ __all__ = ["Ecosystem", "EcosystemSettings", "to_outputs"]
 
 _log = structlog.get_logger("edge_agent.ecosystem")
 _DEFAULT_STATE_DIR = "/var/lib/edge-agent"
+HA_STATE_KEY = "homeassistant"  # FileStore key of the HA entity states in the agent's state dir
 
 
 def _version() -> str:
@@ -128,6 +129,7 @@ class Ecosystem:
         home: Home,
         apply_home: Callable[[Home], None],
         environ: Mapping[str, str] | None = None,
+        agent_state_dir: Path | None = None,
     ) -> None:
         env = os.environ if environ is None else environ
         self.settings = settings
@@ -150,6 +152,24 @@ class Ecosystem:
                 settings.homeassistant, site_id=topics.site, prefix=topics.prefix, intents=self.intents,
                 availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
             )
+        # HA's entity states survive a restart: saved with the agent's state, restored here
+        keep = self.discovery is not None and agent_state_dir is not None
+        self._ha_store = FileStore(agent_state_dir) if keep and agent_state_dir is not None else None
+        self._restore_ha()
+
+    def _restore_ha(self) -> None:
+        raw = self._ha_store.load(HA_STATE_KEY) if self._ha_store is not None else None
+        if raw is None or self.discovery is None:
+            return
+        try:
+            self.discovery.restore(orjson.loads(raw))
+        except (orjson.JSONDecodeError, PayloadError) as exc:
+            _log.warning("ecosystem.ha_state_unreadable", error=str(exc), action="starting from empty states")
+
+    def save_ha(self) -> None:
+        """Persist the HA entity states (callers hold ``_lock``)."""
+        if self._ha_store is not None and self.discovery is not None:
+            self._ha_store.save(HA_STATE_KEY, orjson.dumps(self.discovery.export()))
 
     # -- recognizer and handlers of the service ---------------------------------------------
     def wrap_recognizer(self, recognizer: Any) -> Any:
@@ -180,9 +200,12 @@ class Ecosystem:
         if out.label in ("summary", "alert"):
             source = out.topic.rsplit("/", 1)[-1]
             if out.label == "alert":
-                return to_outputs(discovery.on_alert(source, time.time()), "ha_state")
-            state = source_state_from_summary(orjson.loads(out.payload))
-            return to_outputs(discovery.on_summary(source, state, time.time()), "ha_state")
+                published = discovery.on_alert(source, time.time())
+            else:
+                state = source_state_from_summary(orjson.loads(out.payload))
+                published = discovery.on_summary(source, state, time.time())
+            self.save_ha()
+            return to_outputs(published, "ha_state")
         return []
 
     # -- routes of our own inputs ---------------------------------------------------------------
@@ -322,6 +345,7 @@ class ControlHandler:
                     self.eco.apply_home(self.controller.home())
                 if done.retire_source and self.eco.discovery is not None:
                     outs += to_outputs(self.eco.discovery.retire(done.retire_source), "ha_discovery")
+                    self.eco.save_ha()
             _log.info("control.command", ok=done.ok, changed=done.changed)
             outcomes.append(Outcome([env], outs, record_latency=False))
         return outcomes
@@ -339,13 +363,17 @@ class HaHandler:
         assert eco.discovery is not None
         self.eco = eco
         self.discovery = eco.discovery
+        self.announce_at: float | None = None  # HA's birth message seen: re-announce at this time
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         for env in batch:
             outs: list[Output] = []
             with self.eco._lock:
-                if env.key == "status":
+                if env.key == "status" and self.discovery.cfg.announce_jitter_s > 0:
+                    if self.discovery.on_ha_status(env.payload):  # "online": after a random delay
+                        self.announce_at = time.time() + self.discovery.announce_delay()
+                elif env.key == "status":
                     outs = to_outputs(self.discovery.on_ha_status(env.payload), "ha_discovery")
                 elif self.eco.controller is not None and self.eco.controller.learn(
                     env.topic, env.payload, own_node=self.discovery.node_id
@@ -356,4 +384,10 @@ class HaHandler:
 
     def tick(self, now: float) -> list[Output]:
         with self.eco._lock:
-            return to_outputs(self.discovery.tick(now), "ha_discovery")
+            published = self.discovery.tick(now)
+            if published:
+                self.eco.save_ha()
+            if self.announce_at is not None and now >= self.announce_at:
+                self.announce_at = None
+                published += self.discovery.announce()
+            return to_outputs(published, "ha_discovery")

@@ -341,11 +341,13 @@ class HaDiscovery:
 
     # -- persistence -------------------------------------------------------------------
     def export(self) -> dict[str, Any]:
-        """JSON-ready state (known sources, their last state and last-seen time)."""
+        """JSON-ready state (known sources, their last state, last-seen time and, while an alert
+        holds, the wall-clock time it ends)."""
         return {
             "schema": DISCOVERY_SCHEMA_VERSION,
             "sources": {
-                s: {"state": e.state.to_payload(), "last_seen": e.last_seen}
+                s: {"state": e.state.to_payload(), "last_seen": e.last_seen,
+                    "alert_until": e.alert_until if math.isfinite(e.alert_until) else None}
                 for s, e in self._sources.items()
             },
         }
@@ -361,6 +363,8 @@ class HaDiscovery:
             try:
                 state = SourceState.from_payload(item["state"])
                 last_seen = float(item.get("last_seen", 0.0))
+                until = item.get("alert_until")
+                alert_until = -math.inf if until is None else float(until)
             except (TypeError, ValueError) as exc:
                 raise PayloadError(f"discovery state of source {source!r} is malformed: {exc}") from None
-            self._sources[source] = _Source(state=state, last_seen=last_seen)
+            self._sources[source] = _Source(state=state, last_seen=last_seen, alert_until=alert_until)
