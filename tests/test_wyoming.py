@@ -390,3 +390,18 @@ def test_spoken_confirmations() -> None:
     assert spoken_confirmation("HassGetCurrentDate", {}, now=noon) == "Today is Monday, March 2."
     assert spoken_confirmation("HassGetState", {"name": "Lamp"}) is None
     assert spoken_confirmation("HassGetWeather", {}) is None
+
+
+def test_sigterm_with_clients_connected_stops_the_agent_cleanly(agent: Agent) -> None:
+    """Last in this module: it stops the module's agent."""
+
+    async def go() -> int:
+        async with agent.client(read_timeout=60) as held:
+            await held.write_event(Ping().event())
+            assert await held.read_event() is not None
+            loop = asyncio.get_running_loop()
+            code = await loop.run_in_executor(None, agent.proc.terminate)
+            return int(code)
+
+    assert _run(go()) == 0
+    assert "app.stopped" in [e["event"] for e in agent.proc.events()]
