@@ -59,7 +59,7 @@ def agent(broker: TestBroker, tmp_path_factory: pytest.TempPathFactory) -> Itera
     config = agent_config(
         broker, site, home=HOME, pipeline={"stats_interval_s": 0.5},
         wyoming={"enabled": True, "port": 0, "max_clients": MAX_CLIENTS, "idle_timeout_s": IDLE_S,
-                 "max_event_bytes": MAX_EVENT},
+                 "max_event_bytes": MAX_EVENT, "zeroconf": True},
     )
     proc = AgentProcess(config, tmp).start()
     try:
@@ -127,6 +127,19 @@ def test_ping_and_unknown_events_keep_the_connection(agent: Agent) -> None:
     pong, info = _run(go())
     assert Pong.is_type(pong.type) and pong.data["text"] == "hello"
     assert Info.is_type(info.type)
+
+
+def test_zeroconf_is_optional_and_its_outcome_is_logged(agent: Agent) -> None:
+    """Without the 'zeroconf' package (not a dependency) the service runs unannounced, saying why."""
+    events = {e["event"]: e for e in agent.proc.events()}
+    try:
+        import zeroconf  # noqa: F401
+    except ImportError:
+        assert events["wyoming.zeroconf_unavailable"]["reason"] == "the 'zeroconf' package is not installed"
+    else:
+        assert "wyoming.zeroconf_announced" in events or "wyoming.zeroconf_failed" in events
+    [reply] = _run(_ask(agent, Ping().event()))
+    assert Pong.is_type(reply.type)
 
 
 # -- recognize -----------------------------------------------------------------------------------
