@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from importlib import metadata
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 import structlog
@@ -56,6 +56,9 @@ from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
 from edge_agent.bridges.wyoming_config import WyomingConfig
 from edge_agent.errors import EdgeAgentError
+
+if TYPE_CHECKING:
+    from edge_agent.config import Config
 
 __all__ = [
     "ERROR_BUSY",
@@ -515,7 +518,7 @@ def _version() -> str:
         return "0+unknown"
 
 
-def wyoming_service(config: Any, serving: ServingRecognizer, lock: threading.Lock,
+def wyoming_service(config: Config, serving: ServingRecognizer, lock: threading.Lock,
                     model_id: Callable[[], str], intents: Sequence[str], stats: StatsSink) -> WyomingService:
     """The agent's Wyoming service from ``config.wyoming``; its counters join the stats message."""
     from edge_agent.nlu.schema import OUT_OF_SCOPE
