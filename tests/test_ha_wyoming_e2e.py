@@ -57,11 +57,14 @@ def test_home_assistant_turns_on_the_kitchen_light_through_the_agent(
     detail = f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}\n{log.read_text()[-4000:] if log.exists() else ''}"
     assert run.returncode == 0, detail
     result = json.loads(run.stdout.strip().splitlines()[-1])
+    print(json.dumps(result))  # shown with pytest -s
     assert result["flow"] == {"type": "create_entry", "title": "edge-agent-intent"}, detail
     assert len(result["agents"]) == 1, detail
     assert result["before"] == "off", detail
     assert result["after"] == "on", detail
-    speech = result["response"]["response"]["speech"]["plain"]["speech"]
-    assert speech == "Turned on the Kitchen Light.", detail
+    answer = result["response"]["response"]
+    assert answer["response_type"] == "action_done", detail
+    assert [t["id"] for t in answer["data"]["success"]] == ["light.kitchen_light"], detail
+    assert answer["speech"]["plain"]["speech"] == "Turned on the Kitchen Light.", detail
     served = [e for e in agent.events() if e.get("event") == "wyoming.listening"]
     assert served and agent.proc is not None and agent.proc.poll() is None
