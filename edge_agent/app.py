@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol, TextIO
 
@@ -483,7 +484,9 @@ class _Serving:
             return self._handler.recognizer.recognize(texts, context_area)
 
 
-def _ecosystem(config: Config, topics: SiteTopics, engines: Engines, state_dir: Any = None) -> Ecosystem:
+def _ecosystem(
+    config: Config, topics: SiteTopics, engines: Engines, state_dir: Path | None = None
+) -> Ecosystem:
     """Hermes, Home Assistant, runtime control and sd_notify (each off unless configured)."""
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.schema import INTENTS

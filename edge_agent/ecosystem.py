@@ -153,8 +153,8 @@ class Ecosystem:
                 availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
             )
         # HA's entity states survive a restart: saved with the agent's state, restored here
-        keep = self.discovery is not None and agent_state_dir is not None
-        self._ha_store = FileStore(agent_state_dir) if keep and agent_state_dir is not None else None
+        self._ha_store = (FileStore(agent_state_dir)
+                          if self.discovery is not None and agent_state_dir is not None else None)
         self._restore_ha()
 
     def _restore_ha(self) -> None:
