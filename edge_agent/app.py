@@ -25,6 +25,7 @@ from edge_agent.bridges.common import HomeBinding
 from edge_agent.bridges.control import ControlHandler, ControlledRecognizer, Controller, control_route
 from edge_agent.bridges.hermes import HermesHandler, hermes_route
 from edge_agent.bridges.homeassistant import HaBridge, HaHandler
+from edge_agent.bridges.wyoming import wyoming_service
 from edge_agent.config import Config
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
@@ -118,19 +119,30 @@ class Agent:
         self.transport, self.bulk = self._transports(bulk_kinds)
         self.links = SessionLinks(self.transport, self.bulk)
         self.pipeline = Pipeline(
-            self.registry, self._publisher(), self.links, self.topics, config.pipeline,
+            self.registry,
+            self._publisher(),
+            self.links,
+            self.topics,
+            config.pipeline,
             extra_counters=self._mqtt_counters,
-            dedup=self._deduplicator(), limiter=self._limiter(),
+            dedup=self._deduplicator(),
+            limiter=self._limiter(),
             limited_kinds=frozenset(rel.rate_limit.kinds),
             # a worker of its own for transcripts whenever log work could hold them up: a batch
             # stretched by the CPU quota, or a flood the bulk session lets in beside them
             interactive_worker=engines.governor is not None or bool(bulk_kinds),
-            bulk_kinds=bulk_kinds, pacer=self.pacer,
+            bulk_kinds=bulk_kinds,
+            pacer=self.pacer,
         )
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters
         self.pipeline.runtime_stats = self._runtime_stats
         self._pipeline = self.pipeline
+        intents = self.intents_handler
+        self.wyoming = wyoming_service(
+            config.wyoming, config.site_id, intents, intents.lock, lambda: intents.model_id,
+            self.intent_names, self.pipeline,
+        )
 
     def _transports(self, bulk_kinds: frozenset[str]) -> tuple[MqttTransport, MqttTransport | None]:
         """The main session (status, Will, transcripts and commands) and, with
@@ -189,8 +201,11 @@ class Agent:
         if not box.enabled:
             return self.links
         outbox = Outbox(
-            self.state_dir / "outbox.db", max_bytes=int(box.max_mb * (1 << 20)), max_rows=box.max_rows,
-            ttl_s=box.ttl_h * 3600.0, synchronous=box.sync.upper(),
+            self.state_dir / "outbox.db",
+            max_bytes=int(box.max_mb * (1 << 20)),
+            max_rows=box.max_rows,
+            ttl_s=box.ttl_h * 3600.0,
+            synchronous=box.sync.upper(),
         )
         self.durable = DurablePublisher(self.links, outbox, PublishOutcome, ack_timeout_s=box.ack_timeout_s)
         return self.durable
@@ -218,13 +233,18 @@ class Agent:
         p = self.config.pipeline
         self.homes = HomeBinding(config_home(self.config), engines.home_holder)
         self.bridge_lock = threading.Lock()  # discovery and controller state, shared by the bridges
-        names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
+        names = self.intent_names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
         self.controller = self._controller(names)
         self.ha = self._home_assistant(names, engines.model_id)
         intents = IntentHandler(
-            self._serve(engines.recognizer), self.topics, engines.model_id, dead, p.transcript_batch_max,
+            self._serve(engines.recognizer),
+            self.topics,
+            engines.model_id,
+            dead,
+            p.transcript_batch_max,
             pacer=self.pacer,
         )
+        self.intents_handler = intents
         self.registry.add(transcript_route(self.topics), self._tap(intents))
         self._register_bridges(intents)
         logs: LogHandler | None = None
@@ -260,7 +280,10 @@ class Agent:
         cfg = self.config.homeassistant
         if not cfg.enabled:
             return None
-        return HaBridge(cfg, self.topics, intents=intents, model_id=model_id, lock=self.bridge_lock)
+        store = FileStore(self.state_dir) if self.state_dir is not None else None  # states survive a restart
+        return HaBridge(
+            cfg, self.topics, intents=intents, model_id=model_id, lock=self.bridge_lock, store=store
+        )
 
     def _register_bridges(self, intents: IntentHandler) -> None:
         """Hermes, control, Home Assistant: they recognize with whatever the intent handler serves."""
@@ -328,6 +351,7 @@ class Agent:
         self.pipeline.start()
         for transport in self.links.transports:
             transport.start()
+        self.wyoming.start()
         self.notifier.ready(status="running")  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
     def request_stop(self, *_args: object) -> None:
@@ -352,6 +376,7 @@ class Agent:
         """Stop taking inputs, drain in-flight work, publish ``offline``, disconnect."""
         _log.info("app.stopping", queued=len(self.pipeline.queue))
         self.notifier.stopping()
+        self.wyoming.stop()
         for transport in self.links.transports:
             transport.stop_accepting()
         timeout = self.config.pipeline.drain_timeout_s
@@ -395,7 +420,12 @@ def run_agent(config: Config, engines: Engines | None = None) -> int:
     # out of the cyclic GC, whose full passes over it would otherwise stall inputs for tens of ms
     gc.collect()
     gc.freeze()
-    _log.info("app.starting", site=config.site_id, broker=f"{config.mqtt.host}:{config.mqtt.port}",
-              protocol=config.mqtt.protocol, model=engines.model_id)
+    _log.info(
+        "app.starting",
+        site=config.site_id,
+        broker=f"{config.mqtt.host}:{config.mqtt.port}",
+        protocol=config.mqtt.protocol,
+        model=engines.model_id,
+    )
     agent.start()
     return agent.wait()

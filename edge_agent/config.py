@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from edge_agent.bridges.control import ControlConfig
 from edge_agent.bridges.hermes import HermesConfig
 from edge_agent.bridges.homeassistant import HomeAssistantConfig
+from edge_agent.bridges.wyoming_config import WyomingConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.nlu.home import DOMAINS
@@ -232,10 +233,12 @@ class Config(_Section):
     pipeline: PipelineConfig = Field(default_factory=lambda: PipelineConfig.model_validate({}))
     logs: LogsConfig = Field(default_factory=lambda: LogsConfig.model_validate({}))
     hermes: HermesConfig = Field(default_factory=lambda: HermesConfig.model_validate({}))
-    homeassistant: HomeAssistantConfig = Field(
-        default_factory=lambda: HomeAssistantConfig.model_validate({})
-    )
+    homeassistant: HomeAssistantConfig = Field(default_factory=lambda: HomeAssistantConfig.model_validate({}))
     control: ControlConfig = Field(default_factory=lambda: ControlConfig.model_validate({}))
+    wyoming: WyomingConfig = Field(
+        default_factory=lambda: WyomingConfig.model_validate({}),
+        description="Wyoming intent and handle service for Home Assistant (docs/home-assistant.md)",
+    )
     reliability: ReliabilityConfig = Field(default_factory=lambda: ReliabilityConfig.model_validate({}))
 
     @field_validator("site_id")

@@ -75,8 +75,13 @@ def build_engines(config: Config) -> Engines:
     runtime, model = open_model(bundle, config, governor)
     recognizer = IntentRecognizer(model, config_home(config))
     return Engines(
-        recognizer=recognizer, model_id=bundle.model_id, log_service=_log_service(config, model),
-        runtime=runtime, governor=governor, home_holder=recognizer, intents=recognizer.intents,
+        recognizer=recognizer,
+        model_id=bundle.model_id,
+        log_service=_log_service(config, model),
+        runtime=runtime,
+        governor=governor,
+        home_holder=recognizer,
+        intents=recognizer.intents,
     )
 
 
@@ -98,8 +103,9 @@ def open_model(bundle: Any, config: Config, governor: GovernorLike | None) -> tu
     rt_cfg = config.runtime
     runtime = open_runtime(bundle, rt_cfg, governor=governor)
     try:
-        model = Model(bundle, backend=rt_cfg.backend, threads=rt_cfg.effective_threads,
-                      executors=runtime.executors)
+        model = Model(
+            bundle, backend=rt_cfg.backend, threads=rt_cfg.effective_threads, executors=runtime.executors
+        )
     except BaseException:
         runtime.close()
         raise

@@ -28,9 +28,15 @@ class BundleSwap:
     """Warm-up and activation of installed bundles. ``serve(model)`` builds the recognizer the
     handlers use for a model (home and runtime control applied); ``runtime`` is the one serving."""
 
-    def __init__(self, config: Config, governor: GovernorLike | None, runtime: RuntimeLike | None,
-                 intents: IntentHandler, logs: LogHandler | None,
-                 serve: Callable[[Any], RecognizerLike]) -> None:
+    def __init__(
+        self,
+        config: Config,
+        governor: GovernorLike | None,
+        runtime: RuntimeLike | None,
+        intents: IntentHandler,
+        logs: LogHandler | None,
+        serve: Callable[[Any], RecognizerLike],
+    ) -> None:
         self.config = config
         self.governor = governor
         self.runtime = runtime
@@ -70,8 +76,13 @@ class BundleSwap:
             self.runtime = runtime
             if previous is not None:
                 previous.close()  # the handlers no longer reach it: both swaps took their locks
-        _log.info("app.bundle_activated", model=result.bundle.model_id, slot=result.slot,
-                  key_id=result.key_id, logs_swapped=logs_swapped)
+        _log.info(
+            "app.bundle_activated",
+            model=result.bundle.model_id,
+            slot=result.slot,
+            key_id=result.key_id,
+            logs_swapped=logs_swapped,
+        )
 
     def close(self) -> None:
         """Release the serving runtime (shutdown)."""

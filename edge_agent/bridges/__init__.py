@@ -8,4 +8,6 @@ and registers their routes. Each is off unless its section says ``enabled: true`
 - ``hermes``: Rhasspy/Snips Hermes NLU queries answered with our recognizer.
 - ``homeassistant``: Home Assistant MQTT discovery, entity states, learning the home from HA.
 - ``control``: runtime control commands (intents on/off, thresholds, the home), persisted.
+- ``wyoming``: Home Assistant's Wyoming protocol, a TCP intent and handle service
+  (``wyoming_config`` holds its config model).
 """

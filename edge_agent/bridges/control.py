@@ -162,7 +162,8 @@ class Controller:
             "thresholds": dict(sorted(self.state.thresholds.items())),
             "home": {
                 "source": "control" if self.state.home is not None else "config",
-                "areas": len(home.areas), "entities": len(home.entities),
+                "areas": len(home.areas),
+                "entities": len(home.entities),
                 "learned_entities": sum(len(v.get("entities", [])) for v in self.state.learned.values()),
             },
         }
@@ -267,8 +268,14 @@ class ControlHandler:
     batch_max = 16
     batch_wait_s = 0.0
 
-    def __init__(self, controller: Controller, reply_topic: str, lock: threading.Lock,
-                 homes: HomeTarget, retire: Retire | None = None) -> None:
+    def __init__(
+        self,
+        controller: Controller,
+        reply_topic: str,
+        lock: threading.Lock,
+        homes: HomeTarget,
+        retire: Retire | None = None,
+    ) -> None:
         """``homes``: where a changed home goes; ``retire``: HA's source retirement (None: HA off);
         ``lock``: held with the other bridges' state (discovery, controller)."""
         self.controller = controller

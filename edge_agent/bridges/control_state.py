@@ -29,13 +29,15 @@ class ControlState:
     learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # discovery topic -> entities
 
     def to_json(self) -> bytes:
-        return orjson.dumps({
-            "schema": CONTROL_SCHEMA_VERSION,
-            "disabled": sorted(self.disabled),
-            "thresholds": dict(sorted(self.thresholds.items())),
-            "home": self.home,
-            "learned": dict(self.learned),
-        })
+        return orjson.dumps(
+            {
+                "schema": CONTROL_SCHEMA_VERSION,
+                "disabled": sorted(self.disabled),
+                "thresholds": dict(sorted(self.thresholds.items())),
+                "home": self.home,
+                "learned": dict(self.learned),
+            }
+        )
 
     @classmethod
     def from_json(cls, raw: bytes) -> ControlState:
@@ -61,13 +63,17 @@ class ControlState:
 
 
 def _check_learned(topic: str, item: Any) -> None:
-    ok = isinstance(item, dict) and isinstance(item.get("entities"), list) and isinstance(
-        item.get("areas"), list
+    ok = (
+        isinstance(item, dict)
+        and isinstance(item.get("entities"), list)
+        and isinstance(item.get("areas"), list)
     )
     if ok:
         ok = all(
-            isinstance(e, dict) and set(e) <= {"name", "domain", "area"}
-            and isinstance(e.get("name"), str) and isinstance(e.get("domain"), str)
+            isinstance(e, dict)
+            and set(e) <= {"name", "domain", "area"}
+            and isinstance(e.get("name"), str)
+            and isinstance(e.get("domain"), str)
             for e in item["entities"]
         ) and all(isinstance(a, str) for a in item["areas"])
     if not ok:

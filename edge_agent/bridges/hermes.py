@@ -67,8 +67,13 @@ class HermesHandler:
     batch_max = 16
     batch_wait_s = 0.0
 
-    def __init__(self, recognizer: RecognizerLike, cfg: HermesConfig, lock: threading.Lock,
-                 on_intent: Callable[[IntentResult], list[Output]] | None = None) -> None:
+    def __init__(
+        self,
+        recognizer: RecognizerLike,
+        cfg: HermesConfig,
+        lock: threading.Lock,
+        on_intent: Callable[[IntentResult], list[Output]] | None = None,
+    ) -> None:
         """``lock``: the one the intent handler recognizes under; ``on_intent``: extra outputs of a
         recognized intent (the HA event, when HA is on)."""
         self.recognizer = recognizer
@@ -104,8 +109,9 @@ class HermesHandler:
                 results = list(self.recognizer.recognize([q.input for _, q in good]))
         except EdgeAgentError as exc:
             for env, q in good:
-                err = hermes.error_message(f"recognition failed: {exc}", site_id=q.site_id,
-                                           session_id=q.session_id, context=q.input)
+                err = hermes.error_message(
+                    f"recognition failed: {exc}", site_id=q.site_id, session_id=q.session_id, context=q.input
+                )
                 outcomes.append(self._error(env, err))
             return outcomes
         for (env, query), result in zip(good, results, strict=True):

@@ -16,17 +16,22 @@ from importlib import metadata
 from typing import Annotated
 
 import orjson
+import structlog
 from pydantic import Field, field_validator
 
 from edge_agent.bridges.common import BridgeConfig, HomeTarget, to_outputs
 from edge_agent.bridges.control import Controller
-from edge_agent.errors import EdgeAgentError
+from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
 from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
 from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
 from edge_agent.records.intent import IntentResult
+from edge_agent.store.base import Store
 
-__all__ = ["HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
+__all__ = ["HA_STATE_KEY", "HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
+
+_log = structlog.get_logger("edge_agent.bridges.homeassistant")
+
 
 class HomeAssistantConfig(BridgeConfig):
     """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
@@ -79,17 +84,53 @@ def _version() -> str:
         return "0+unknown"
 
 
-class HaBridge:
-    """The agent's HA device. ``lock`` guards the discovery state (shared with the control bridge)."""
+HA_STATE_KEY = "homeassistant"  # store key of the entity states in the agent's state directory
 
-    def __init__(self, cfg: HomeAssistantConfig, topics: SiteTopics, *, intents: list[str],
-                 model_id: str, lock: threading.Lock) -> None:
+
+class HaBridge:
+    """The agent's HA device. ``lock`` guards the discovery state (shared with the control bridge).
+    With a ``store``, the entity states (and held alerts) are saved whenever they change and
+    restored at start, so a restarted agent does not publish empty states over the last real ones."""
+
+    def __init__(
+        self,
+        cfg: HomeAssistantConfig,
+        topics: SiteTopics,
+        *,
+        intents: list[str],
+        model_id: str,
+        lock: threading.Lock,
+        store: Store | None = None,
+    ) -> None:
         self.cfg = cfg
         self.lock = lock
+        self.store = store
         self.discovery = HaDiscovery(
-            cfg, site_id=topics.site, prefix=topics.prefix, intents=intents,
-            availability_topic=topics.topic("status"), sw_version=_version(), model_id=model_id,
+            cfg,
+            site_id=topics.site,
+            prefix=topics.prefix,
+            intents=intents,
+            availability_topic=topics.topic("status"),
+            sw_version=_version(),
+            model_id=model_id,
         )
+        self._restore()
+
+    def _restore(self) -> None:
+        raw = self.store.load(HA_STATE_KEY) if self.store is not None else None
+        if raw is None:
+            return
+        try:
+            self.discovery.restore(orjson.loads(raw))
+        except (orjson.JSONDecodeError, PayloadError) as exc:
+            _log.warning(
+                "homeassistant.state_unreadable", error=str(exc), action="starting from empty states"
+            )
+
+    def save(self) -> None:
+        """Persist the entity states (callers hold ``lock``)."""
+        if self.store is not None:
+            self.store.save(HA_STATE_KEY, orjson.dumps(self.discovery.export()))
 
     def tap(self, handler: Handler) -> Handler:
         """Intents fire the event entity, summaries/alerts update the source entities."""
@@ -102,14 +143,21 @@ class HaBridge:
             intent = body.get("intent")
             if intent is not None and intent not in self.discovery.intents:
                 return []
-            return to_outputs(self.discovery.on_intent(intent, body.get("text", ""),
-                                                       float(body.get("confidence", 0.0)), slots), "ha_event")
+            return to_outputs(
+                self.discovery.on_intent(
+                    intent, body.get("text", ""), float(body.get("confidence", 0.0)), slots
+                ),
+                "ha_event",
+            )
         if out.label in ("summary", "alert"):
             source = out.topic.rsplit("/", 1)[-1]
             if out.label == "alert":
-                return to_outputs(self.discovery.on_alert(source, time.time()), "ha_state")
-            state = source_state_from_summary(orjson.loads(out.payload))
-            return to_outputs(self.discovery.on_summary(source, state, time.time()), "ha_state")
+                published = self.discovery.on_alert(source, time.time())
+            else:
+                state = source_state_from_summary(orjson.loads(out.payload))
+                published = self.discovery.on_summary(source, state, time.time())
+            self.save()
+            return to_outputs(published, "ha_state")
         return []
 
     def on_intent(self, result: IntentResult) -> list[Output]:
@@ -123,7 +171,9 @@ class HaBridge:
 
     def retire(self, source: str) -> list[Output]:
         """Remove a log source's entities (the caller holds ``lock``)."""
-        return to_outputs(self.discovery.retire(source), "ha_discovery")
+        published = self.discovery.retire(source)
+        self.save()
+        return to_outputs(published, "ha_discovery")
 
     def on_connected(self) -> list[Output]:
         """What to publish after every (re)connect: discovery, availability, last states."""
@@ -189,21 +239,26 @@ class HaHandler:
     batch_max = 64
     batch_wait_s = 0.0
 
-    def __init__(self, bridge: HaBridge, controller: Controller | None = None,
-                 homes: HomeTarget | None = None) -> None:
+    def __init__(
+        self, bridge: HaBridge, controller: Controller | None = None, homes: HomeTarget | None = None
+    ) -> None:
         """``controller``: learns from other devices' discovery configs (None: not learning);
         ``homes`` receives the controller's home when a config changed what was learned."""
         self.bridge = bridge
         self.discovery = bridge.discovery
         self.controller = controller
         self.homes = homes
+        self.announce_at: float | None = None  # HA's birth message seen: re-announce at this time
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         for env in batch:
             outs: list[Output] = []
             with self.bridge.lock:
-                if env.key == "status":
+                if env.key == "status" and self.discovery.cfg.announce_jitter_s > 0:
+                    if self.discovery.on_ha_status(env.payload):  # "online": after a random delay
+                        self.announce_at = time.time() + self.discovery.announce_delay()
+                elif env.key == "status":
                     outs = to_outputs(self.discovery.on_ha_status(env.payload), "ha_discovery")
                 else:
                     self._learn(env)
@@ -218,4 +273,10 @@ class HaHandler:
 
     def tick(self, now: float) -> list[Output]:
         with self.bridge.lock:
-            return to_outputs(self.discovery.tick(now), "ha_discovery")
+            published = self.discovery.tick(now)
+            if published:
+                self.bridge.save()
+            if self.announce_at is not None and now >= self.announce_at:
+                self.announce_at = None
+                published += self.discovery.announce()
+            return to_outputs(published, "ha_discovery")

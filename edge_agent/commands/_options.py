@@ -13,7 +13,10 @@ __all__ = ["add_weight_cache", "cache_dir_for"]
 
 def add_weight_cache(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--xnnpack-weight-cache", type=parse_setting, default="auto", metavar="auto|off|DIR",
+        "--xnnpack-weight-cache",
+        type=parse_setting,
+        default="auto",
+        metavar="auto|off|DIR",
         help="keep XNNPACK's packed weights in files (ai-edge-litert): auto (default) does when "
         "--residency stream, under $CACHE_DIRECTORY, $XDG_CACHE_HOME/edge-agent or ~/.cache/edge-agent",
     )
@@ -26,7 +29,9 @@ def cache_dir_for(args: argparse.Namespace, backend: str) -> Path | None:
     if directory is not None and args.xnnpack_weight_cache == "auto":
         problem = make_dir(directory)
         if problem is not None:
-            print(f"edge-agent: XNNPACK weight cache off: {problem} (--xnnpack-weight-cache DIR or off)",
-                  file=sys.stderr)
+            print(
+                f"edge-agent: XNNPACK weight cache off: {problem} (--xnnpack-weight-cache DIR or off)",
+                file=sys.stderr,
+            )
             return None
     return directory

@@ -23,6 +23,7 @@ from edge_agent.store.config import resolve_state_dir
 
 __all__ = ["register"]
 
+
 def register(sub: Any) -> None:
     parser = sub.add_parser("bundle", help="install, inspect or roll back model bundles (A/B slots)")
     actions = parser.add_subparsers(dest="bundle_command", required=True)

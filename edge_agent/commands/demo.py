@@ -69,7 +69,7 @@ class _Printer:
         self.changed = threading.Condition()
 
     def on_message(self, _c: Any, _u: Any, msg: Any) -> None:
-        kind = msg.topic[len(self.prefix):]
+        kind = msg.topic[len(self.prefix) :]
         payload = bytes(msg.payload)
         line = self._line(kind, payload)
         if line:
@@ -133,17 +133,19 @@ def _demo(args: argparse.Namespace) -> int:
         return 1
     state = tempfile.TemporaryDirectory(prefix="edge-agent-demo-")
     try:
-        config = parse({
-            "site_id": SITE,
-            # a fresh state dir each run: the sample inputs have fixed ids, and a kept dedup
-            # window would (rightly) answer a second run's replays as duplicates
-            "reliability": {"state_dir": state.name},
-            "mqtt": {"port": broker.port},
-            "home": _home(),
-            "model": {"bundle": args.bundle},
-            "pipeline": {"stats_interval_s": 0, "tick_interval_s": 0.5},
-            "logs": {"window_s": 5.0},
-        })
+        config = parse(
+            {
+                "site_id": SITE,
+                # a fresh state dir each run: the sample inputs have fixed ids, and a kept dedup
+                # window would (rightly) answer a second run's replays as duplicates
+                "reliability": {"state_dir": state.name},
+                "mqtt": {"port": broker.port},
+                "home": _home(),
+                "model": {"bundle": args.bundle},
+                "pipeline": {"stats_interval_s": 0, "tick_interval_s": 0.5},
+                "logs": {"window_s": 5.0},
+            }
+        )
         print(f"broker   mosquitto on 127.0.0.1:{broker.port} (private, temporary)")
         try:
             engines = build_engines(config)

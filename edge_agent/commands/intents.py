@@ -31,10 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--bundle", type=Path, help="model bundle directory (default: the shipped bundle)")
     p.add_argument("--backend", choices=_BACKENDS, default="auto", help="TFLite interpreter package")
     p.add_argument("--threads", type=int, default=1, help="interpreter threads (default 1)")
-    p.add_argument("--residency", choices=("resident", "stream", "auto"), default="resident",
-                   help="keep all segments mapped (resident) or stream them under a weight budget")
-    p.add_argument("--weight-budget-mb", type=float, default=None,
-                   help="RAM budget for weights when streaming")
+    p.add_argument(
+        "--residency",
+        choices=("resident", "stream", "auto"),
+        default="resident",
+        help="keep all segments mapped (resident) or stream them under a weight budget",
+    )
+    p.add_argument(
+        "--weight-budget-mb", type=float, default=None, help="RAM budget for weights when streaming"
+    )
     add_weight_cache(p)
     p.set_defaults(func=_main)
 
@@ -100,9 +105,15 @@ def _main(args: argparse.Namespace) -> int:
         home = Home.load(args.home) if args.home else None
         bundle = load_bundle(args.bundle or default_bundle_path())
         backend = load_backend(args.backend)
-        model = Model(bundle, backend=backend, threads=args.threads, residency=args.residency,
-                      weight_budget_mb=args.weight_budget_mb, tasks=("intents",),
-                      weight_cache_dir=cache_dir_for(args, backend.name))
+        model = Model(
+            bundle,
+            backend=backend,
+            threads=args.threads,
+            residency=args.residency,
+            weight_budget_mb=args.weight_budget_mb,
+            tasks=("intents",),
+            weight_cache_dir=cache_dir_for(args, backend.name),
+        )
     except EdgeAgentError as exc:
         print(f"edge-agent intents: {exc}", file=sys.stderr)
         return 2

@@ -69,11 +69,19 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", type=Path, help="model bundle directory (default: the shipped bundle)")
     p.add_argument("--backend", choices=_BACKENDS, default="auto", help="TFLite interpreter package")
     p.add_argument("--threads", type=_positive_int, default=1, help="interpreter threads (default 1)")
-    p.add_argument("--residency", choices=_RESIDENCIES, default="resident",
-                   help="keep all segments mapped (resident), map each just before it runs (stream), "
-                   "or keep what fits in --weight-budget-mb and stream the rest (auto)")
-    p.add_argument("--weight-budget-mb", type=_positive_float, default=None,
-                   help="MB of weights mapped at once when streaming (auto needs it)")
+    p.add_argument(
+        "--residency",
+        choices=_RESIDENCIES,
+        default="resident",
+        help="keep all segments mapped (resident), map each just before it runs (stream), "
+        "or keep what fits in --weight-budget-mb and stream the rest (auto)",
+    )
+    p.add_argument(
+        "--weight-budget-mb",
+        type=_positive_float,
+        default=None,
+        help="MB of weights mapped at once when streaming (auto needs it)",
+    )
     add_weight_cache(p)
     p.add_argument("--no-model", action="store_true", help="keyword labels only, even with a bundle")
     p.add_argument("--state-dir", type=Path, default=None, help="keep templates here across runs")
@@ -100,9 +108,15 @@ def _load_model(args: argparse.Namespace) -> Any:
     if args.residency == "auto" and args.weight_budget_mb is None:
         raise ConfigError("--residency auto needs --weight-budget-mb (MB of weights to keep mapped)")
     backend = load_backend(args.backend)
-    return Model(load_bundle(path), backend=backend, threads=args.threads, residency=args.residency,
-                 weight_budget_mb=args.weight_budget_mb, tasks=("logs",),
-                 weight_cache_dir=cache_dir_for(args, backend.name))
+    return Model(
+        load_bundle(path),
+        backend=backend,
+        threads=args.threads,
+        residency=args.residency,
+        weight_budget_mb=args.weight_budget_mb,
+        tasks=("logs",),
+        weight_cache_dir=cache_dir_for(args, backend.name),
+    )
 
 
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:

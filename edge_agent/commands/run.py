@@ -22,10 +22,18 @@ def register(subparsers: Any) -> None:
         "check-config", help="validate a config file (exit 0 valid, 2 invalid, 3 broker unreachable)"
     )
     check.add_argument("file", metavar="FILE")
-    check.add_argument("--probe", action="store_true",
-                       help="also connect to the configured broker once (exit 3 when that fails)")
-    check.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                       help="--probe: seconds to wait for the broker's answer (default 5)")
+    check.add_argument(
+        "--probe",
+        action="store_true",
+        help="also connect to the configured broker once (exit 3 when that fails)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="--probe: seconds to wait for the broker's answer (default 5)",
+    )
     check.set_defaults(func=_check)
 
 
@@ -37,8 +45,10 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_INVALID
-    print(f"{args.file}: valid (site {config.site_id!r}, broker {config.mqtt.host}:{config.mqtt.port}, "
-          f"MQTT {config.mqtt.protocol})")
+    print(
+        f"{args.file}: valid (site {config.site_id!r}, broker {config.mqtt.host}:{config.mqtt.port}, "
+        f"MQTT {config.mqtt.protocol})"
+    )
     if not args.probe:
         return 0
     from edge_agent.transport.probe import probe_broker

@@ -118,8 +118,12 @@ class ControlReply(Message):
     SCHEMA: ClassVar[str | int] = CONTROL_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"schema": CONTROL_SCHEMA_VERSION, "id": self.id,
-                                "cmd": self.cmd if isinstance(self.cmd, str) else None, "ok": self.ok}
+        body: dict[str, Any] = {
+            "schema": CONTROL_SCHEMA_VERSION,
+            "id": self.id,
+            "cmd": self.cmd if isinstance(self.cmd, str) else None,
+            "ok": self.ok,
+        }
         if self.ok:
             body["state"] = dict(self.state or {})
         else:

@@ -50,11 +50,29 @@ DISCOVERY_SCHEMA_VERSION = 1
 _HEADLINE_MAX = 255  # HA refuses sensor states longer than 255 characters
 _ERROR_SEVERITIES = ("error", "critical")
 # HA platforms whose entities people name in commands
-_LEARN_DOMAINS = frozenset({
-    "light", "switch", "fan", "cover", "climate", "lock", "vacuum", "lawn_mower", "valve",
-    "humidifier", "water_heater", "media_player", "siren", "sensor", "binary_sensor", "scene",
-    "button", "number", "select",
-})
+_LEARN_DOMAINS = frozenset(
+    {
+        "light",
+        "switch",
+        "fan",
+        "cover",
+        "climate",
+        "lock",
+        "vacuum",
+        "lawn_mower",
+        "valve",
+        "humidifier",
+        "water_heater",
+        "media_player",
+        "siren",
+        "sensor",
+        "binary_sensor",
+        "scene",
+        "button",
+        "number",
+        "select",
+    }
+)
 _SOURCE_PARTS: dict[str, str] = {
     "anomalies": "sensor",
     "error_rate": "sensor",
@@ -235,24 +253,41 @@ class HaDiscovery:
         uid = f"{self.node_id}_{source}"
         return {
             f"{source}_anomalies": {
-                "platform": "sensor", "unique_id": f"{uid}_anomalies", "name": f"{source} anomalies",
-                "state_topic": topic, "value_template": "{{ value_json.anomalies }}",
-                "state_class": "measurement", "icon": "mdi:alert-decagram-outline",
+                "platform": "sensor",
+                "unique_id": f"{uid}_anomalies",
+                "name": f"{source} anomalies",
+                "state_topic": topic,
+                "value_template": "{{ value_json.anomalies }}",
+                "state_class": "measurement",
+                "icon": "mdi:alert-decagram-outline",
             },
             f"{source}_error_rate": {
-                "platform": "sensor", "unique_id": f"{uid}_error_rate", "name": f"{source} error rate",
-                "state_topic": topic, "value_template": "{{ value_json.error_rate }}",
-                "unit_of_measurement": "%", "state_class": "measurement", "icon": "mdi:percent-outline",
+                "platform": "sensor",
+                "unique_id": f"{uid}_error_rate",
+                "name": f"{source} error rate",
+                "state_topic": topic,
+                "value_template": "{{ value_json.error_rate }}",
+                "unit_of_measurement": "%",
+                "state_class": "measurement",
+                "icon": "mdi:percent-outline",
             },
             f"{source}_headline": {
-                "platform": "sensor", "unique_id": f"{uid}_headline", "name": f"{source} headline",
-                "state_topic": topic, "value_template": "{{ value_json.headline }}",
+                "platform": "sensor",
+                "unique_id": f"{uid}_headline",
+                "name": f"{source} headline",
+                "state_topic": topic,
+                "value_template": "{{ value_json.headline }}",
                 "icon": "mdi:text-box-outline",
             },
             f"{source}_alert": {
-                "platform": "binary_sensor", "unique_id": f"{uid}_alert", "name": f"{source} alert",
-                "state_topic": topic, "value_template": "{{ value_json.alert }}",
-                "payload_on": "ON", "payload_off": "OFF", "device_class": "problem",
+                "platform": "binary_sensor",
+                "unique_id": f"{uid}_alert",
+                "name": f"{source} alert",
+                "state_topic": topic,
+                "value_template": "{{ value_json.alert }}",
+                "payload_on": "ON",
+                "payload_off": "OFF",
+                "device_class": "problem",
             },
         }
 
@@ -268,8 +303,11 @@ class HaDiscovery:
             "device": self._device(),
             "origin": {"name": "edge-agent", "sw_version": self.sw_version},
             "availability": [
-                {"topic": self.availability_topic, "payload_available": "online",
-                 "payload_not_available": "offline"}
+                {
+                    "topic": self.availability_topic,
+                    "payload_available": "online",
+                    "payload_not_available": "offline",
+                }
             ],
             "qos": 1,
             "components": components,
@@ -304,8 +342,9 @@ class HaDiscovery:
         return out
 
     # -- events and states -------------------------------------------------------------
-    def on_intent(self, intent: str | None, text: str, confidence: float,
-                  slots: Mapping[str, Any]) -> list[Publish]:
+    def on_intent(
+        self, intent: str | None, text: str, confidence: float, slots: Mapping[str, Any]
+    ) -> list[Publish]:
         """Fire the event entity for a recognized intent (nothing for not-recognized)."""
         if intent is None:
             return []
@@ -363,11 +402,16 @@ class HaDiscovery:
 
     # -- persistence -------------------------------------------------------------------
     def export(self) -> dict[str, Any]:
-        """JSON-ready state (known sources, their last state and last-seen time)."""
+        """JSON-ready state (known sources, their last state, last-seen time and, while an alert
+        holds, the wall-clock time it ends)."""
         return {
             "schema": DISCOVERY_SCHEMA_VERSION,
             "sources": {
-                s: {"state": e.state.to_payload(), "last_seen": e.last_seen}
+                s: {
+                    "state": e.state.to_payload(),
+                    "last_seen": e.last_seen,
+                    "alert_until": e.alert_until if math.isfinite(e.alert_until) else None,
+                }
                 for s, e in self._sources.items()
             },
         }
@@ -383,9 +427,11 @@ class HaDiscovery:
             try:
                 state = SourceState.from_payload(item["state"])
                 last_seen = float(item.get("last_seen", 0.0))
+                until = item.get("alert_until")
+                alert_until = -math.inf if until is None else float(until)
             except (TypeError, ValueError) as exc:
                 raise PayloadError(f"discovery state of source {source!r} is malformed: {exc}") from None
-            self._sources[source] = _Source(state=state, last_seen=last_seen)
+            self._sources[source] = _Source(state=state, last_seen=last_seen, alert_until=alert_until)
 
 
 # -- other devices' discovery configs (what the agent may learn from) ----------------------

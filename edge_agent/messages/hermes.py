@@ -306,4 +306,3 @@ def error_for_payload(error: str, payload: bytes) -> HermesMessage:
     return error_message(
         error, site_id=site, session_id=session, context=payload.decode("utf-8", errors="replace")
     )
-

@@ -66,4 +66,4 @@ class SiteTopics:
         head = self.base + "/"
         if not topic.startswith(head):
             return None
-        return topic[len(head):].split("/")
+        return topic[len(head) :].split("/")

@@ -33,8 +33,21 @@ FUZZY_THRESHOLD = 0.82
 # Home Assistant entity domains the intents can address (tests/test_home.py checks that every
 # domain the slot code names is here); a home file's entity with another domain is refused
 DOMAINS: tuple[str, ...] = (
-    "binary_sensor", "climate", "cover", "fan", "lawn_mower", "light", "lock", "media_player",
-    "person", "scene", "script", "sensor", "switch", "vacuum", "valve",
+    "binary_sensor",
+    "climate",
+    "cover",
+    "fan",
+    "lawn_mower",
+    "light",
+    "lock",
+    "media_player",
+    "person",
+    "scene",
+    "script",
+    "sensor",
+    "switch",
+    "vacuum",
+    "valve",
 )
 _ARTICLES = re.compile(r"^(?:the|my|our|a|an)\s+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")

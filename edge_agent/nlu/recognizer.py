@@ -23,6 +23,7 @@ from edge_agent.runtime.tokenizer import Encoded
 
 __all__ = ["IntentRecognizer", "decode_spans"]
 
+
 def softmax(z: npt.NDArray[np.float32], temperature: float = 1.0) -> npt.NDArray[np.float32]:
     z = np.asarray(z, dtype=np.float32)
     if temperature != 1.0:

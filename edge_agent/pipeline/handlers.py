@@ -59,8 +59,11 @@ class DeadLetters:
 
     def output(self, inbound: Inbound, reason: str) -> Output:
         record = DeadLetter(
-            reason=reason, input_topic=inbound.topic, input_payload=inbound.payload,
-            received_at=inbound.received_at, cap=self.cap,
+            reason=reason,
+            input_topic=inbound.topic,
+            input_payload=inbound.payload,
+            received_at=inbound.received_at,
+            cap=self.cap,
         )
         return Output(topic=self.topic, payload=record.payload(), label="dlq")
 

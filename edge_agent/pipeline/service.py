@@ -281,8 +281,11 @@ class Pipeline:
         else:
             self.counters.add("publish_failed")
             _log.error(
-                "pipeline.result_refused", topic=output.topic, label=output.label,
-                reason_code=result.reason_code, reason=result.reason,
+                "pipeline.result_refused",
+                topic=output.topic,
+                label=output.label,
+                reason_code=result.reason_code,
+                reason=result.reason,
             )
             if output.label != "dlq":
                 self._divert_to_dlq(state, output, result)

@@ -124,4 +124,3 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while start < end and text[start].isspace():
         start += 1
     return start, end
-

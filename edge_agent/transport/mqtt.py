@@ -227,13 +227,23 @@ class MqttTransport:
                 break
             delay = self._backoff.next()
             if error is None:
-                _log.info("mqtt.reconnect_wait", link=self.link, delay_s=round(delay, 3),
-                          attempt=self._backoff.attempt)
+                _log.info(
+                    "mqtt.reconnect_wait",
+                    link=self.link,
+                    delay_s=round(delay, 3),
+                    attempt=self._backoff.attempt,
+                )
             else:  # one line per backoff step: what failed, where, what to check, when it retries
                 s = self.settings
-                _log.warning("mqtt.connect_failed", link=self.link, broker=f"{s.host}:{s.port}",
-                             error=str(error), hint=connect_hint(error, s.host),
-                             retry_in_s=round(delay, 3), attempt=self._backoff.attempt)
+                _log.warning(
+                    "mqtt.connect_failed",
+                    link=self.link,
+                    broker=f"{s.host}:{s.port}",
+                    error=str(error),
+                    hint=connect_hint(error, s.host),
+                    retry_in_s=round(delay, 3),
+                    attempt=self._backoff.attempt,
+                )
             self._closing.wait(delay)
 
     def _connect_once(self) -> OSError | None:
@@ -382,8 +392,12 @@ class MqttTransport:
         if self._connected.is_set():
             self.counters.disconnects += 1
             log = _log.info if self._closing.is_set() else _log.warning
-            log("mqtt.disconnected", reason_code=int(reason.value), reason=str(reason),
-                client_id=self.client_id)
+            log(
+                "mqtt.disconnected",
+                reason_code=int(reason.value),
+                reason=str(reason),
+                client_id=self.client_id,
+            )
         with self._gate_lock:
             self._online_waiting = False  # the next connect announces again
         self._connected.clear()
@@ -425,9 +439,7 @@ class MqttTransport:
         if complete:
             self._announce()
 
-    def _handle_publish(
-        self, _c: paho.Client, _ud: Any, mid: int, reason: ReasonCode, _props: Any
-    ) -> None:
+    def _handle_publish(self, _c: paho.Client, _ud: Any, mid: int, reason: ReasonCode, _props: Any) -> None:
         outcome = PublishOutcome(ok=not reason.is_failure, reason_code=int(reason.value), reason=str(reason))
         with self._lock:
             callback = self._pending.pop(mid, None)

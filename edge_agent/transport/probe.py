@@ -59,12 +59,16 @@ def _await_connack(client: paho.Client, answer: list[Any], where: str, timeout: 
     while not answer and time.monotonic() < deadline:
         rc = client.loop(timeout=0.1)
         if rc != paho.MQTT_ERR_SUCCESS and not answer:
-            return f"{where} closed the connection before its CONNACK ({paho.error_string(rc)}); " \
-                   "check that this port speaks MQTT, and mqtt.tls"
+            return (
+                f"{where} closed the connection before its CONNACK ({paho.error_string(rc)}); "
+                "check that this port speaks MQTT, and mqtt.tls"
+            )
     if not answer:
         return f"no CONNACK from {where} within {timeout:g} s; check that this port speaks MQTT"
     reason = answer[0]
     if reason.is_failure:
-        return f"{where} refused the connection: {reason} (reason code {int(reason.value)}); " \
-               "check mqtt.username, the password and the broker's ACL"
+        return (
+            f"{where} refused the connection: {reason} (reason code {int(reason.value)}); "
+            "check mqtt.username, the password and the broker's ACL"
+        )
     return None

@@ -47,6 +47,7 @@ RDEPENDS:${PN} += "\
     python3-sqlite3 \
     python3-structlog \
     python3-tensorflow-lite \
+    python3-wyoming \
 "
 # the default model bundle; leave it out (BAD_RECOMMENDATIONS) when config points elsewhere
 RRECOMMENDS:${PN} += "${PN}-model"
