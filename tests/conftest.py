@@ -24,6 +24,7 @@ def _private_state_and_cache(
     monkeypatch.setenv("XDG_CACHE_HOME", str(root / "cache"))
     monkeypatch.setenv("STATE_DIRECTORY", str(root / "state" / "edge-agent"))
     monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(root / "keras"))  # TensorFlow's Keras writes keras.json there
 
 
 @pytest.fixture(scope="session")
