@@ -14,10 +14,10 @@ from edge_agent.config import parse
 from edge_agent.errors import ConfigError
 from edge_agent.nlu.home import DOMAINS, Home, HomeFileError
 from edge_agent.nlu.slots.words import (
-    _INTENT_DOMAINS,
     BINARY_CLASSES,
     COVER_CLASS_WORDS,
     DOMAIN_WORDS,
+    INTENT_DOMAINS,
     SENSOR_CLASSES,
     device_class_for,
 )
@@ -135,7 +135,7 @@ def test_the_config_home_section_refuses_an_unknown_domain_too() -> None:
 
 
 def test_every_domain_the_slot_code_names_is_allowed() -> None:
-    named = set(DOMAIN_WORDS) | {d for ds in _INTENT_DOMAINS.values() for d in ds}
+    named = set(DOMAIN_WORDS) | {d for ds in INTENT_DOMAINS.values() for d in ds}
     words = [w for table in (BINARY_CLASSES, SENSOR_CLASSES) for spoken, *_ in table.values() for w in spoken]
     words += [w for spoken in COVER_CLASS_WORDS.values() for w in spoken]
     classed = (device_class_for(w, "HassGetState", has_state=False) for w in words)
