@@ -12,14 +12,14 @@ from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data import intent_lexicon as lx
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 from firmware_tools.data.intents import (
-    _G,
-    _GLOBAL,
-    _HERE,
-    _invented,
-    _num,
-    _pct_text,
-    _pct_value,
+    GLOBAL,
+    HERE,
+    Gen,
+    invented_name,
     number_words,
+    pct_text,
+    pct_value,
+    spoken_number,
 )
 
 __all__ = ["MAKERS", "WEIGHTS"]
@@ -27,18 +27,18 @@ __all__ = ["MAKERS", "WEIGHTS"]
 Result = tuple["str | None", list[Piece], dict[str, object]]
 
 
-def _run(g: _G, intent: str, templates: tuple[str, ...], **makers: Callable[[], Fill]) -> Result:
+def _run(g: Gen, intent: str, templates: tuple[str, ...], **makers: Callable[[], Fill]) -> Result:
     g.makers.update(makers)
     slots: dict[str, object] = {}
     pieces = expand(g.choice(templates), g.rng, g, slots)
     return intent, pieces, slots
 
 
-def _dom(g: _G, domain: str) -> Callable[[], Fill]:
+def _dom(g: Gen, domain: str) -> Callable[[], Fill]:
     return lambda: g.word(g.choice(lx.DOMAIN_WORDS[domain]), "domain", domain=domain)
 
 
-def _cover_dc(g: _G, dc: str | None = None) -> Callable[[], Fill]:
+def _cover_dc(g: Gen, dc: str | None = None) -> Callable[[], Fill]:
     def make() -> Fill:
         cls = dc or g.choice(
             ["blind", "blind", "curtain", "curtain", "shade", "shutter", "garage", "window", "gate", "awning"]
@@ -53,7 +53,7 @@ def _marker(key: str) -> Callable[[], Fill]:
 
 
 # ------------------------------------------------------------------------------ targets
-def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> Fill:
+def _group_target(g: Gen, dom: Callable[[], Fill], area_alone: bool = False) -> Fill:
     """Area/floor/here/everywhere + a domain or device-class word."""
     r = g.rng.random()
     if r < 0.45:
@@ -97,7 +97,7 @@ def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> F
         return g.sub(
             g.choice(("[the] {d} <here>", "<the> {d} <here>", "<all> {d} <here>", "[the] {d} {h}")),
             d=dom,
-            h=lambda: Fill([], {_HERE: True}),
+            h=lambda: Fill([], {HERE: True}),
         )
     if r < 0.9:
         return g.sub(
@@ -111,12 +111,12 @@ def _group_target(g: _G, dom: Callable[[], Fill], area_alone: bool = False) -> F
                 )
             ),
             d=dom,
-            x=_marker(_GLOBAL),
+            x=_marker(GLOBAL),
         )
     return g.sub(g.choice(("[the] {d}", "<the> {d}", "the {d}")), d=dom)
 
 
-def _light_target(g: _G, area_alone: bool = False) -> Fill:
+def _light_target(g: Gen, area_alone: bool = False) -> Fill:
     if g.rng.random() < 0.3:
         return g.sub("[the] {n}", n=lambda: g.named("light"))
     return _group_target(g, _dom(g, "light"), area_alone)
@@ -267,7 +267,7 @@ _INDIRECT_OFF = (
 )
 
 
-def _onoff(g: _G, on: bool) -> Result:
+def _onoff(g: Gen, on: bool) -> Result:
     intent = "HassTurnOn" if on else "HassTurnOff"
     r = g.rng.random()
     if r < 0.3:  # named device of a switchable domain
@@ -369,8 +369,8 @@ def _onoff(g: _G, on: bool) -> Result:
             lt=lt,
             a=g.area,
             f=g.floor,
-            h=lambda: Fill([("in here", None)], {_HERE: True}),
-            x=_marker(_GLOBAL),
+            h=lambda: Fill([("in here", None)], {HERE: True}),
+            x=_marker(GLOBAL),
         )
     return _run(
         g,
@@ -378,20 +378,20 @@ def _onoff(g: _G, on: bool) -> Result:
         _INDIRECT_ON if on else _INDIRECT_OFF,
         d=_dom(g, "light"),
         a=g.area,
-        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {HERE: True}),
         l=lambda: g.word("light", "domain", domain="light"),
     )
 
 
-def turn_on(g: _G) -> Result:
+def turn_on(g: Gen) -> Result:
     return _onoff(g, True)
 
 
-def turn_off(g: _G) -> Result:
+def turn_off(g: Gen) -> Result:
     return _onoff(g, False)
 
 
-def toggle(g: _G) -> Result:
+def toggle(g: Gen) -> Result:
     t = (
         "toggle {t}",
         "<pls> toggle {t}",
@@ -412,11 +412,11 @@ def toggle(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ get state
-def _state(g: _G, word: str, value: str) -> Callable[[], Fill]:
+def _state(g: Gen, word: str, value: str) -> Callable[[], Fill]:
     return lambda: g.word(word, "state", state=value)
 
 
-def get_state(g: _G) -> Result:
+def get_state(g: Gen) -> Result:
     r = g.rng.random()
     if r < 0.22:  # numeric sensor by name
         ents = g.entities("sensor")
@@ -569,7 +569,7 @@ _STATES_COMMON: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def _state_for_entity(g: _G, domain: str, dc: str | None) -> tuple[str, str]:
+def _state_for_entity(g: Gen, domain: str, dc: str | None) -> tuple[str, str]:
     if domain == "binary_sensor" and dc in lx.BINARY_CLASSES:
         _, pos, neg = lx.BINARY_CLASSES[dc]
         if dc == "lock":
@@ -582,7 +582,7 @@ def _state_for_entity(g: _G, domain: str, dc: str | None) -> tuple[str, str]:
     return value, word
 
 
-def get_state_implied(g: _G) -> Result:
+def get_state_implied(g: Gen) -> Result:
     """Binary sensors named only by their state or a bare class word ("which devices are connected?")."""
     r = g.rng.random()
     if r < 0.55:
@@ -632,7 +632,7 @@ def get_state_implied(g: _G) -> Result:
     )
 
 
-def get_state_group(g: _G) -> Result:
+def get_state_group(g: Gen) -> Result:
     r = g.rng.random()
     if r < 0.2:
         return get_state_implied(g)
@@ -701,20 +701,20 @@ def get_state_group(g: _G) -> Result:
     return _run(g, "HassGetState", t, d=d, s=s, w=lambda: _where(g), w2=lambda: _where_pre(g))
 
 
-def _where(g: _G) -> Fill:
+def _where(g: Gen) -> Fill:
     r = g.rng.random()
     if r < 0.35:
         return g.sub("(in|inside) [the] {a}", a=g.area)
     if r < 0.5:
         return g.sub("(on|in) the {f}", f=g.floor)
     if r < 0.55:
-        return Fill([("in here", None)], {_HERE: True})
+        return Fill([("in here", None)], {HERE: True})
     if r < 0.62:
-        return g.sub("(in the house|at home|anywhere|around the house) {x}", x=_marker(_GLOBAL))
+        return g.sub("(in the house|at home|anywhere|around the house) {x}", x=_marker(GLOBAL))
     return Fill([], {})
 
 
-def _where_pre(g: _G) -> Fill:
+def _where_pre(g: Gen) -> Fill:
     if g.rng.random() < 0.7:
         return g.sub("{a}", a=g.area)
     return g.sub("{f}", f=g.floor)
@@ -744,20 +744,20 @@ _MAXMIN = (
 )
 
 
-def _brightness(g: _G) -> Fill:
+def _brightness(g: Gen) -> Fill:
     if g.rng.random() < 0.18:
         word, value = g.rng.choice(_MAXMIN)
         return g.word(word, "brightness", brightness=value)
-    n = _pct_value(g.rng)
-    return g.word(_pct_text(g.rng, n), "brightness", brightness=n)
+    n = pct_value(g.rng)
+    return g.word(pct_text(g.rng, n), "brightness", brightness=n)
 
 
-def _color(g: _G) -> Fill:
+def _color(g: Gen) -> Fill:
     c = g.choice(lx.COLORS)
     return g.word(c, "color", color=c)
 
 
-def light_set(g: _G) -> Result:
+def light_set(g: Gen) -> Result:
     r = g.rng.random()
     if r < 0.12:  # several attributes in one command
         both = (
@@ -808,7 +808,7 @@ def light_set(g: _G) -> Result:
             t,
             t=lambda: _light_target(g, area_alone=True),
             b=lambda: _brightness(g),
-            h=lambda: Fill([("in here", None)], {_HERE: True}),
+            h=lambda: Fill([("in here", None)], {HERE: True}),
         )
     t = (
         "(set|make|turn|change) {t} {c}",
@@ -835,14 +835,14 @@ def light_set(g: _G) -> Result:
         t,
         t=lambda: _light_target(g, area_alone=True),
         c=lambda: _color(g),
-        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {HERE: True}),
     )
 
 
-def light_relative(g: _G) -> Result:
+def light_relative(g: Gen) -> Result:
     r = g.rng.random()
     tgt = lambda: _light_target(g)  # noqa: E731
-    here = lambda: Fill([("in here", None)], {_HERE: True})  # noqa: E731
+    here = lambda: Fill([("in here", None)], {HERE: True})  # noqa: E731
     if r < 0.4:
         up = g.rng.random() < 0.5
         word = (
@@ -878,7 +878,7 @@ def light_relative(g: _G) -> Result:
             "EdgeLightSetRelative",
             ("{v} {t} by {n}", "{v} the brightness of {t} by {n}", "{v} {t} {n}", "<pls> {v} {t} by {n}"),
             v=lambda: g.word(verb, "brightness_step", brightness_step=signed),
-            n=lambda: g.word(_pct_text(g.rng, n), "brightness_step"),
+            n=lambda: g.word(pct_text(g.rng, n), "brightness_step"),
             t=tgt,
         )
     if r < 0.8:
@@ -946,13 +946,13 @@ def light_relative(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ covers / valves
-def set_position(g: _G) -> Result:
-    n = _pct_value(g.rng)
+def set_position(g: Gen) -> Result:
+    n = pct_value(g.rng)
     if g.rng.random() < 0.08:  # "open the blinds halfway": a position said without a number
         n = 50
         p = lambda: g.word(g.choice(("halfway", "half way")), "position", position=n)  # noqa: E731
     else:
-        p = lambda: g.word(_pct_text(g.rng, n), "position", position=n)  # noqa: E731
+        p = lambda: g.word(pct_text(g.rng, n), "position", position=n)  # noqa: E731
     if g.rng.random() < 0.3:
         tgt = lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve"))  # noqa: E731
     else:
@@ -979,7 +979,7 @@ def set_position(g: _G) -> Result:
     return _run(g, "HassSetPosition", t, t=tgt, p=p)
 
 
-def stop_moving(g: _G) -> Result:
+def stop_moving(g: Gen) -> Result:
     tgt = (
         (lambda: g.sub("[the] {n}", n=lambda: g.named("cover", "valve")))
         if g.rng.random() < 0.4
@@ -1003,7 +1003,7 @@ def stop_moving(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ climate
-def _temp(g: _G) -> Fill:
+def _temp(g: Gen) -> Fill:
     r = g.rng.random()
     if r < 0.12:
         whole = g.rng.randint(16, 28)
@@ -1035,7 +1035,7 @@ def _temp(g: _G) -> Fill:
     return g.word(text, "temperature", temperature=n)
 
 
-def _climate_target(g: _G) -> Fill:
+def _climate_target(g: Gen) -> Fill:
     r = g.rng.random()
     if r < 0.3:
         return g.sub("[the] {n}", n=lambda: g.named("climate"))
@@ -1060,11 +1060,11 @@ def _climate_target(g: _G) -> Fill:
                 "the temperature {h}",
             )
         ),
-        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {HERE: True}),
     )
 
 
-def climate_set(g: _G) -> Result:
+def climate_set(g: Gen) -> Result:
     t = (
         "set {t} to {v}",
         "<pls> set {t} to {v}",
@@ -1092,11 +1092,11 @@ def climate_set(g: _G) -> Result:
         t=lambda: _climate_target(g),
         v=lambda: _temp(g),
         a=g.area,
-        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {HERE: True}),
     )
 
 
-def climate_get(g: _G) -> Result:
+def climate_get(g: Gen) -> Result:
     t = (
         "what's the temperature [in the {a}] ?",
         "what is the temperature (in|of) the {a} ?",
@@ -1126,13 +1126,13 @@ def climate_get(g: _G) -> Result:
         a=g.area,
         f=g.floor,
         n=lambda: g.named("climate"),
-        h=lambda: Fill([("in here", None)], {_HERE: True}),
+        h=lambda: Fill([("in here", None)], {HERE: True}),
     )
 
 
-def climate_relative(g: _G) -> Result:
+def climate_relative(g: Gen) -> Result:
     r = g.rng.random()
-    here = lambda: Fill([("in here", None)], {_HERE: True})  # noqa: E731
+    here = lambda: Fill([("in here", None)], {HERE: True})  # noqa: E731
     where = lambda: g.sub(g.choice(("in the {a}", "{h}", "", "")), a=g.area, h=here)  # noqa: E731
     if r < 0.35:
         up = g.rng.random() < 0.5
@@ -1242,7 +1242,7 @@ def climate_relative(g: _G) -> Result:
     )
 
 
-def fan_speed(g: _G) -> Result:
+def fan_speed(g: Gen) -> Result:
     r = g.rng.random()
     if r < 0.2:
         word, value = g.rng.choice(
@@ -1260,8 +1260,8 @@ def fan_speed(g: _G) -> Result:
         )
         p = lambda: g.word(word, "percentage", percentage=value)  # noqa: E731
     else:
-        n = _pct_value(g.rng)
-        p = lambda: g.word(_pct_text(g.rng, n), "percentage", percentage=n)  # noqa: E731
+        n = pct_value(g.rng)
+        p = lambda: g.word(pct_text(g.rng, n), "percentage", percentage=n)  # noqa: E731
     tgt = (
         (lambda: g.sub("[the] {n}", n=lambda: g.named("fan")))
         if g.rng.random() < 0.45
@@ -1286,7 +1286,7 @@ def fan_speed(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ vacuum / mower
-def vacuum_start(g: _G) -> Result:
+def vacuum_start(g: Gen) -> Result:
     t = (
         "start {n}",
         "<pls> start {n}",
@@ -1314,7 +1314,7 @@ def vacuum_start(g: _G) -> Result:
     return _run(g, "HassVacuumStart", t, n=lambda: g.named("vacuum"), a=g.area, f=g.floor)
 
 
-def vacuum_dock(g: _G) -> Result:
+def vacuum_dock(g: Gen) -> Result:
     t = (
         "return {n} to (base|the dock|its dock|the charger)",
         "send {n} (home|back to base|to the dock)",
@@ -1332,7 +1332,7 @@ def vacuum_dock(g: _G) -> Result:
     return _run(g, "HassVacuumReturnToBase", t, n=lambda: g.named("vacuum"))
 
 
-def mower_start(g: _G) -> Result:
+def mower_start(g: Gen) -> Result:
     t = (
         "(mow|cut) the (lawn|grass)",
         "start (mowing|the mower|the lawn mower)",
@@ -1351,7 +1351,7 @@ def mower_start(g: _G) -> Result:
     return _run(g, "HassLawnMowerStartMowing", t, n=lambda: g.named("lawn_mower"))
 
 
-def mower_dock(g: _G) -> Result:
+def mower_dock(g: Gen) -> Result:
     t = (
         "dock {n}",
         "(dock|park) the (mower|lawn mower|lawnmower)",
@@ -1367,7 +1367,7 @@ def mower_dock(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ media
-def _player(g: _G) -> Fill:
+def _player(g: Gen) -> Fill:
     r = g.rng.random()
     if r < 0.4:
         return g.sub(
@@ -1377,15 +1377,15 @@ def _player(g: _G) -> Fill:
     if r < 0.65:
         return g.sub(g.choice(("in [the] {a}", "on the {a} (speaker|tv)", "in the {a}")), a=g.area)
     if r < 0.72:
-        return Fill([("in here", None)], {_HERE: True})
+        return Fill([("in here", None)], {HERE: True})
     return Fill([], {})
 
 
-def _media(g: _G, intent: str, t: tuple[str, ...]) -> Result:
+def _media(g: Gen, intent: str, t: tuple[str, ...]) -> Result:
     return _run(g, intent, t, p=lambda: _player(g), n=lambda: g.named("media_player"), a=g.area)
 
 
-def media_pause(g: _G) -> Result:
+def media_pause(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaPause",
@@ -1412,7 +1412,7 @@ def media_pause(g: _G) -> Result:
     )
 
 
-def media_unpause(g: _G) -> Result:
+def media_unpause(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaUnpause",
@@ -1436,7 +1436,7 @@ def media_unpause(g: _G) -> Result:
     )
 
 
-def media_next(g: _G) -> Result:
+def media_next(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaNext",
@@ -1466,7 +1466,7 @@ def media_next(g: _G) -> Result:
     )
 
 
-def media_previous(g: _G) -> Result:
+def media_previous(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaPrevious",
@@ -1494,16 +1494,16 @@ def media_previous(g: _G) -> Result:
     )
 
 
-def _volume_level(g: _G) -> Fill:
+def _volume_level(g: Gen) -> Fill:
     n = (
         g.choice((10, 20, 25, 30, 35, 40, 50, 60, 70, 75, 80, 90, 100))
         if g.rng.random() < 0.6
         else g.rng.randint(0, 100)
     )
-    return g.word(_pct_text(g.rng, n), "volume_level", volume_level=n)
+    return g.word(pct_text(g.rng, n), "volume_level", volume_level=n)
 
 
-def set_volume(g: _G) -> Result:
+def set_volume(g: Gen) -> Result:
     return _run(
         g,
         "HassSetVolume",
@@ -1539,7 +1539,7 @@ def set_volume(g: _G) -> Result:
     )
 
 
-def volume_relative(g: _G) -> Result:
+def volume_relative(g: Gen) -> Result:
     r = g.rng.random()
     up = g.rng.random() < 0.5
     p = lambda: _player(g)  # noqa: E731
@@ -1577,7 +1577,7 @@ def volume_relative(g: _G) -> Result:
             "HassSetVolumeRelative",
             ("{v} the volume by {n} {p}", "{v} [the] {x} volume by {n}", "<pls> {v} the volume {n} {p}"),
             v=lambda: g.word(verb, "volume_step", volume_step=signed),
-            n=lambda: g.word(_pct_text(g.rng, n), "volume_step"),
+            n=lambda: g.word(pct_text(g.rng, n), "volume_step"),
             p=p,
             x=lambda: g.named("media_player"),
         )
@@ -1612,7 +1612,7 @@ def volume_relative(g: _G) -> Result:
     return _run(g, "HassSetVolumeRelative", t, s=s, p=p)
 
 
-def mute(g: _G) -> Result:
+def mute(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaPlayerMute",
@@ -1635,7 +1635,7 @@ def mute(g: _G) -> Result:
     )
 
 
-def unmute(g: _G) -> Result:
+def unmute(g: Gen) -> Result:
     return _media(
         g,
         "HassMediaPlayerUnmute",
@@ -1656,13 +1656,14 @@ def unmute(g: _G) -> Result:
     )
 
 
-def _query(g: _G) -> str:
+def _query(g: Gen) -> str:
     r = g.rng.random()
     words = [g.choice(lx.TITLE_WORDS) for _ in range(g.rng.choice((1, 2, 2, 3, 3, 4)))]
     if r < 0.3:
         words = ["the", *words]
     elif r < 0.5:  # made-up proper nouns: titles, bands and films are mostly names
-        words = [_invented(g.rng) for _ in range(g.rng.choice((1, 1, 2)))] + words[: g.rng.choice((0, 0, 1))]
+        names = [invented_name(g.rng) for _ in range(g.rng.choice((1, 1, 2)))]
+        words = names + words[: g.rng.choice((0, 0, 1))]
     if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
         return g.choice(
             (
@@ -1722,7 +1723,7 @@ def _query(g: _G) -> str:
     return text if g.rng.random() < 0.5 else text.title()
 
 
-def search_play(g: _G) -> Result:
+def search_play(g: Gen) -> Result:
     q = _query(g)
     if g.rng.random() < 0.15:
         q = f"{q} by {g.choice(lx.TITLE_WORDS)} {g.choice(lx.TITLE_WORDS)}"
@@ -1765,7 +1766,7 @@ def search_play(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ timers
-def _duration_parts(g: _G) -> dict[str, int]:
+def _duration_parts(g: Gen) -> dict[str, int]:
     r = g.rng.random()
     if r < 0.45:
         return {
@@ -1793,7 +1794,7 @@ _UNITS = {
 }
 
 
-def _duration_text(g: _G, parts: dict[str, int], adjective: bool) -> str:
+def _duration_text(g: Gen, parts: dict[str, int], adjective: bool) -> str:
     special = _special_duration(g, parts, adjective)
     if special is not None:
         return special
@@ -1809,7 +1810,7 @@ def _duration_text(g: _G, parts: dict[str, int], adjective: bool) -> str:
             name = names[0] if n == 1 else names[1]
             if g.rng.random() < 0.12:
                 name = names[3] if n != 1 else names[2]
-        num = _num(g.rng, n, 0.35)
+        num = spoken_number(g.rng, n, 0.35)
         if n == 1 and not adjective and g.rng.random() < 0.3:
             num = "an" if unit == "hours" else "a"
         chunks.append(f"{num}{'-' if adjective and g.rng.random() < 0.15 else ' '}{name}")
@@ -1819,7 +1820,7 @@ def _duration_text(g: _G, parts: dict[str, int], adjective: bool) -> str:
     return sep.join(chunks[:-1]) + (g.choice((" and ", " ")) if sep == ", " else sep) + chunks[-1]
 
 
-def _special_duration(g: _G, parts: dict[str, int], adjective: bool) -> str | None:
+def _special_duration(g: Gen, parts: dict[str, int], adjective: bool) -> str | None:
     if adjective or g.rng.random() > 0.35:
         return None
     if parts == {"minutes": 30}:
@@ -1843,7 +1844,7 @@ def _special_duration(g: _G, parts: dict[str, int], adjective: bool) -> str | No
     return None
 
 
-def _dur_fill(g: _G, slot: str, adjective: bool) -> Fill:
+def _dur_fill(g: Gen, slot: str, adjective: bool) -> Fill:
     parts = _duration_parts(g)
     text = _duration_text(g, parts, adjective)
     if text == "90 minutes":
@@ -1852,13 +1853,13 @@ def _dur_fill(g: _G, slot: str, adjective: bool) -> Fill:
     return g.word(text, slot, **{prefix + k: v for k, v in parts.items()})
 
 
-def _tname(g: _G) -> Fill:
+def _tname(g: Gen) -> Fill:
     rooms = {a.lower() for a in g.home.areas}  # a timer called like a room would read as the room
     name = g.choice([t for t in lx.TIMER_NAMES if t not in rooms])
     return g.word(name, "timer_name", name=name)
 
 
-def start_timer(g: _G) -> Result:
+def start_timer(g: Gen) -> Result:
     r = g.rng.random()
     d = lambda: _dur_fill(g, "duration", False)  # noqa: E731
     da = lambda: _dur_fill(g, "duration", True)  # noqa: E731
@@ -1928,7 +1929,7 @@ def start_timer(g: _G) -> Result:
     )
 
 
-def _which_timer(g: _G) -> Fill:
+def _which_timer(g: Gen) -> Fill:
     r = g.rng.random()
     if r < 0.3:
         return g.sub(g.choice(("(the|my) timer", "timer", "the current timer", "this timer")))
@@ -1949,7 +1950,7 @@ def _which_timer(g: _G) -> Fill:
     )
 
 
-def cancel_timer(g: _G) -> Result:
+def cancel_timer(g: Gen) -> Result:
     return _run(
         g,
         "HassCancelTimer",
@@ -1973,7 +1974,7 @@ def cancel_timer(g: _G) -> Result:
     )
 
 
-def cancel_all_timers(g: _G) -> Result:
+def cancel_all_timers(g: Gen) -> Result:
     return _run(
         g,
         "HassCancelAllTimers",
@@ -1997,7 +1998,7 @@ def cancel_all_timers(g: _G) -> Result:
     )
 
 
-def pause_timer(g: _G) -> Result:
+def pause_timer(g: Gen) -> Result:
     return _run(
         g,
         "HassPauseTimer",
@@ -2017,7 +2018,7 @@ def pause_timer(g: _G) -> Result:
     )
 
 
-def unpause_timer(g: _G) -> Result:
+def unpause_timer(g: Gen) -> Result:
     return _run(
         g,
         "HassUnpauseTimer",
@@ -2037,7 +2038,7 @@ def unpause_timer(g: _G) -> Result:
     )
 
 
-def timer_status(g: _G) -> Result:
+def timer_status(g: Gen) -> Result:
     return _run(
         g,
         "HassTimerStatus",
@@ -2067,11 +2068,11 @@ def timer_status(g: _G) -> Result:
     )
 
 
-def _amount(g: _G) -> Fill:
+def _amount(g: Gen) -> Fill:
     return _dur_fill(g, "duration", False)
 
 
-def increase_timer(g: _G) -> Result:
+def increase_timer(g: Gen) -> Result:
     return _run(
         g,
         "HassIncreaseTimer",
@@ -2096,7 +2097,7 @@ def increase_timer(g: _G) -> Result:
     )
 
 
-def decrease_timer(g: _G) -> Result:
+def decrease_timer(g: Gen) -> Result:
     return _run(
         g,
         "HassDecreaseTimer",
@@ -2120,7 +2121,7 @@ def decrease_timer(g: _G) -> Result:
 
 
 # ------------------------------------------------------------------------------ lists
-def _item(g: _G) -> Fill:
+def _item(g: Gen) -> Fill:
     """One item, or several in one span ("eggs, milk and bread"): HA's list intents read the
     whole wildcard as one item, and so does build_slots."""
     if g.rng.random() < 0.15:
@@ -2132,12 +2133,12 @@ def _item(g: _G) -> Fill:
     return g.word(item, "item", item=item)
 
 
-def _list_name(g: _G) -> Fill:
+def _list_name(g: Gen) -> Fill:
     name = g.choice(g.home.lists or list(lx.LIST_NAMES))
     return g.word(g.surface(name), "list_name", name=name)
 
 
-def shopping_add(g: _G) -> Result:
+def shopping_add(g: Gen) -> Result:
     return _run(
         g,
         "HassShoppingListAddItem",
@@ -2163,7 +2164,7 @@ def shopping_add(g: _G) -> Result:
     )
 
 
-def shopping_complete(g: _G) -> Result:
+def shopping_complete(g: Gen) -> Result:
     return _run(
         g,
         "HassShoppingListCompleteItem",
@@ -2189,7 +2190,7 @@ def shopping_complete(g: _G) -> Result:
     )
 
 
-def list_add(g: _G) -> Result:
+def list_add(g: Gen) -> Result:
     return _run(
         g,
         "HassListAddItem",
@@ -2212,7 +2213,7 @@ def list_add(g: _G) -> Result:
     )
 
 
-def list_complete(g: _G) -> Result:
+def list_complete(g: Gen) -> Result:
     return _run(
         g,
         "HassListCompleteItem",
@@ -2259,7 +2260,7 @@ _FORECAST_DAYS = (
 )
 
 
-def weather(g: _G) -> Result:
+def weather(g: Gen) -> Result:
     place = g.choice(lx.WEATHER_PLACES)
     pf = lambda: g.word(g.surface(place), "name", name=place)  # noqa: E731
     return _run(
@@ -2308,7 +2309,7 @@ def weather(g: _G) -> Result:
     )
 
 
-def current_time(g: _G) -> Result:
+def current_time(g: Gen) -> Result:
     return _run(
         g,
         "HassGetCurrentTime",
@@ -2334,7 +2335,7 @@ def current_time(g: _G) -> Result:
     )
 
 
-def current_date(g: _G) -> Result:
+def current_date(g: Gen) -> Result:
     return _run(
         g,
         "HassGetCurrentDate",
@@ -2358,7 +2359,7 @@ def current_date(g: _G) -> Result:
     )
 
 
-def broadcast(g: _G) -> Result:
+def broadcast(g: Gen) -> Result:
     msg = g.choice(lx.BROADCAST_MESSAGES)
     m = lambda: g.word(msg, "message", message=msg)  # noqa: E731
     return _run(
@@ -2382,7 +2383,7 @@ def broadcast(g: _G) -> Result:
     )
 
 
-def nevermind(g: _G) -> Result:
+def nevermind(g: Gen) -> Result:
     return _run(
         g,
         "HassNevermind",
@@ -2415,7 +2416,7 @@ def nevermind(g: _G) -> Result:
     )
 
 
-MAKERS: dict[str, Callable[[_G], Result]] = {
+MAKERS: dict[str, Callable[[Gen], Result]] = {
     "HassTurnOn": turn_on,
     "HassTurnOff": turn_off,
     "HassToggle": toggle,

@@ -1040,9 +1040,9 @@ _ALL_TEMPLATES = _TEMPLATES + _WIDE
 
 
 def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
-    from firmware_tools.data.intents import _G
+    from firmware_tools.data.intents import Gen
 
-    assert isinstance(g, _G)
+    assert isinstance(g, Gen)
     rng = g.rng
 
     def word(options: tuple[str, ...]) -> Fill:

@@ -64,14 +64,14 @@ def number_words(n: int) -> str:
     return head if rest == 0 else f"{head} {number_words(rest)}"
 
 
-def _num(rng: random.Random, n: int, words_p: float = 0.3) -> str:
+def spoken_number(rng: random.Random, n: int, words_p: float = 0.3) -> str:
     if rng.random() < words_p:
         w = number_words(n)
         return w.replace(" ", "-") if rng.random() < 0.1 and " " in w and n < 100 else w
     return str(n)
 
 
-def _pct_text(rng: random.Random, n: int, bare_ok: bool = True) -> str:
+def pct_text(rng: random.Random, n: int, bare_ok: bool = True) -> str:
     r = rng.random()
     if r < 0.35:
         return f"{n}%"
@@ -86,7 +86,7 @@ def _pct_text(rng: random.Random, n: int, bare_ok: bool = True) -> str:
     return f"{n} percent"
 
 
-def _pct_value(rng: random.Random) -> int:
+def pct_value(rng: random.Random) -> int:
     r = rng.random()
     if r < 0.5:
         return rng.choice((10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 90, 100))
@@ -94,7 +94,7 @@ def _pct_value(rng: random.Random) -> int:
 
 
 # ------------------------------------------------------------------------------ homes
-def _invented(rng: random.Random) -> str:
+def invented_name(rng: random.Random) -> str:
     word = "".join(rng.choice(lx.SYLLABLES) for _ in range(rng.choice((2, 2, 3))))
     return word.capitalize()
 
@@ -108,14 +108,14 @@ def _entity_name(rng: random.Random, noun: str, areas: list[str]) -> tuple[str, 
     if r < 0.55:
         return f"{rng.choice(lx.MODIFIERS)} {noun}", area
     if r < 0.68:
-        return f"{_invented(rng)} {noun}", area
+        return f"{invented_name(rng)} {noun}", area
     if r < 0.78:
         return f"{rng.choice(lx.PEOPLE)}'s {noun}", area
     if r < 0.85:
         return f"{rng.choice(lx.MODIFIERS)} {rng.choice(lx.MODIFIERS)} {noun}", area
     if r < 0.93:
         return f"{noun} {rng.choice(lx.SUFFIXES)}", area
-    return _invented(rng), area
+    return invented_name(rng), area
 
 
 _SCENES = (
@@ -167,7 +167,7 @@ def sample_home(seed: int) -> Home:
     areas = rng.sample(lx.AREAS, rng.randint(3, 12))
     for _ in range(rng.choice((0, 0, 1, 2))):
         areas.append(
-            rng.choice((f"{_invented(rng)} Room", f"{rng.choice(lx.PEOPLE)}'s Room", _invented(rng)))
+            rng.choice((f"{invented_name(rng)} Room", f"{rng.choice(lx.PEOPLE)}'s Room", invented_name(rng)))
         )
     floors = rng.sample(lx.FLOORS, rng.randint(1, 4)) if rng.random() < 0.7 else []
     entities: list[Entity] = []
@@ -209,21 +209,21 @@ def sample_home(seed: int) -> Home:
     for scene in rng.sample(_SCENES, rng.randint(1, 4)):
         add(scene, rng.choice(("scene", "scene", "script")), rng.choice([None, *areas]))
     if rng.random() < 0.3:
-        add(f"{_invented(rng)} Mode", "scene", None)
+        add(f"{invented_name(rng)} Mode", "scene", None)
     for person in rng.sample(lx.PEOPLE, rng.randint(0, 3)):
         add(person, "person", None)
     lists = rng.sample(lx.LIST_NAMES, rng.randint(1, 5))
     if rng.random() < 0.2:
-        lists.append(_invented(rng))
+        lists.append(invented_name(rng))
     return Home(areas=areas, entities=entities, lists=lists, floors=floors)
 
 
 # ------------------------------------------------------------------------------ context
-_GLOBAL = "_global"
-_HERE = "_here"
+GLOBAL = "_global"
+HERE = "_here"
 
 
-class _G:
+class Gen:
     """Per-example generation state: rng, home, and placeholder fills (memoized)."""
 
     def __init__(self, rng: random.Random, home: Home) -> None:
@@ -289,7 +289,7 @@ class _G:
     def named(self, *domains: str) -> Fill:
         ents = self.entities(*domains)
         if not ents:  # not in this home: the name is reported raw, nothing implied
-            name = _invented(self.rng)
+            name = invented_name(self.rng)
             return Fill([(self.surface(name), "name")], {"name": name})
         return self.entity_fill(self.rng.choice(ents))
 
@@ -317,7 +317,7 @@ _WAKE_WORDS = (
 WAKE_WORD_SHARE = 0.05
 
 
-def _wake_word(g: _G, pieces: list[Piece]) -> list[Piece]:
+def _wake_word(g: Gen, pieces: list[Piece]) -> list[Piece]:
     """A wake word the satellite left in the transcript ("hey google, ..."), never tagged."""
     if g.rng.random() >= WAKE_WORD_SHARE:
         return pieces
@@ -327,12 +327,12 @@ def _wake_word(g: _G, pieces: list[Piece]) -> list[Piece]:
     return wake + pieces
 
 
-def _finish(g: _G, intent: str | None, pieces: list[Piece], slots: dict[str, object]) -> IntentExample:
+def _finish(g: Gen, intent: str | None, pieces: list[Piece], slots: dict[str, object]) -> IntentExample:
     pieces = add_noise(_wake_word(g, pieces), g.rng, lowercase=g.lower)
     text, spans = join_pieces(pieces)
     slots = dict(slots)
-    slots.pop(_GLOBAL, None)
-    is_here = bool(slots.pop(_HERE, False)) or mentions_here(text)
+    slots.pop(GLOBAL, None)
+    is_here = bool(slots.pop(HERE, False)) or mentions_here(text)
     context_area = None
     if g.home.areas and (is_here or g.rng.random() < 0.6):
         # the satellite's room: build_slots uses it only when no place or name was spoken,
@@ -351,7 +351,7 @@ def _finish(g: _G, intent: str | None, pieces: list[Piece], slots: dict[str, obj
     )
 
 
-IntentMaker = Callable[[_G], tuple[str | None, list[Piece], dict[str, object]]]
+IntentMaker = Callable[[Gen], tuple[str | None, list[Piece], dict[str, object]]]
 
 
 def generate_intent(intent: str, seed: int, home: Home | None = None) -> IntentExample:
@@ -359,7 +359,7 @@ def generate_intent(intent: str, seed: int, home: Home | None = None) -> IntentE
     from firmware_tools.data import intent_makers, intent_oos
 
     rng = random.Random(seed)
-    g = _G(rng, home if home is not None else sample_home(rng.randrange(10_000)))
+    g = Gen(rng, home if home is not None else sample_home(rng.randrange(10_000)))
     maker: IntentMaker = intent_oos.make_oos if intent == "__none__" else intent_makers.MAKERS[intent]
     label, pieces, slots = maker(g)
     return _finish(g, label, pieces, slots)
@@ -389,7 +389,7 @@ def generate(seed: int, n: int) -> list[IntentExample]:
     homes = [sample_home(seed * 1000 + i) for i in range(max(8, min(400, n // 50 + 1)))]
     out: list[IntentExample] = []
     for _ in range(n):
-        g = _G(random.Random(rng.getrandbits(64)), homes[rng.randrange(len(homes))])
+        g = Gen(random.Random(rng.getrandbits(64)), homes[rng.randrange(len(homes))])
         if g.rng.random() < OOS_FRACTION:
             label, pieces, slots = intent_oos.make_oos(g)
         else:
