@@ -238,7 +238,8 @@ class TemplateMiner:
 
     # -- persistence -------------------------------------------------------------------------
 
-    def to_json(self) -> bytes:
+    def to_json(self, extra: dict[str, Any] | None = None) -> bytes:
+        """The state as versioned JSON; ``extra`` keys (e.g. per-source history) ride along."""
         clusters = sorted(self._drain.clusters, key=lambda c: c.cluster_id)
         doc: dict[str, Any] = {
             "format": STATE_FORMAT,
@@ -249,6 +250,7 @@ class TemplateMiner:
                 {"id": c.cluster_id, "tokens": list(c.log_template_tokens), "count": c.size} for c in clusters
             ],
             "aliases": {str(old): self.canonical(old) for old in sorted(self._alias)},
+            **(extra or {}),
         }
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
