@@ -25,6 +25,7 @@ from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
 from edge_agent.logs.records import LogLabel, Outgoing, RawLine
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
 from edge_agent.logs.templates import TemplateMatch, TemplateMiner
+from edge_agent.logs.values import extract
 from edge_agent.messages.alert import AlertMessage
 from edge_agent.messages.summary import SummaryMessage
 from edge_agent.store import FileStore, Store
@@ -115,8 +116,9 @@ class LogService:
                 result.parsed.text,
                 result.parsed.truncated,
                 self.config.max_anomalies,
+                extract(result.parsed.message),
             )
-            alert = self._maybe_alert(source, result, now)
+            alert = self._maybe_alert(source, result, now, window)
             if alert is not None:
                 out.append(alert)
             if window.due(now, self.config) == "lines":
@@ -214,7 +216,9 @@ class LogService:
         msg: SummaryMessage = window.close(now, reason, self.config, self._info, len(self.miner))
         return Outgoing(topic_suffix=SummaryMessage.topic_suffix(window.source), payload=msg.to_dict())
 
-    def _maybe_alert(self, source: str, result: LineResult, now: float) -> Outgoing | None:
+    def _maybe_alert(
+        self, source: str, result: LineResult, now: float, window: SourceWindow
+    ) -> Outgoing | None:
         label = result.label
         critical = label.severity == "critical" or label.score >= self.config.alert_threshold
         if not (label.anomaly and critical):
@@ -236,6 +240,7 @@ class LogService:
             score=label.score,
             line_ts=result.parsed.ts,
             suppressed=self._suppressed.pop(key, 0),
+            values=window.values_of(result.match.template_id).top(),
         )
         return Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict())
 
