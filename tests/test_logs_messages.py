@@ -136,7 +136,7 @@ def test_summary_and_alert_say_who_and_where() -> None:
     top = [["203.0.113.7", 6], ["198.51.100.23", 3], ["192.0.2.41", 1]]
     assert story["values"]["ip"] == {"distinct": 3, "top": top}
     assert story["values"]["user"]["top"] == [["admin", 10]]
-    assert "10× Failed password for admin from <*> port <*> from 3 IPs, top 203.0.113.7 (6)" in (
+    assert "10× Failed password for <*> from <*> port <*> from 3 IPs, top 203.0.113.7 (6)" in (
         summary["headline"]
     )
     alerts = [o.payload for o in out if o.topic_suffix == "alert/sshd"]

@@ -215,6 +215,8 @@ def test_journald_entry_as_a_line() -> None:
 def test_a_pipe_separated_line_keeps_its_last_field_as_message() -> None:
     p = parse_line("20260105-09:00:10:120|Step_Counter|30002312|setTotalSteps=1767603610000##7007##548")
     assert p.message == "setTotalSteps=1767603610000##7007##548"
+    p = parse_line("20260105-09:00:10:125|Step_Counter|30002312|onExtend:1767603610000 14 0 4")
+    assert p.message == "onExtend:1767603610000 14 0 4"
 
 
 def test_settings_are_not_words_of_trouble() -> None:

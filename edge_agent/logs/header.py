@@ -174,15 +174,10 @@ def split_header(line: str) -> HeaderSplit:
     if logcat is not None and (colon := line.find(": ")) > 0:  # "I/ActivityManager( 123): ..."
         return HeaderSplit(colon + 2, _LETTER_LEVELS[logcat.group(1)], line[2:colon], False)
     split = _split(line)
-    if split.message_start >= len(line.rstrip()) and (back := _last_field(line)) > 0:
-        return HeaderSplit(back, split.level, split.tag, split.has_time)  # the message is one field
+    if split.message_start >= len(line.rstrip()):  # all of it read like a header
+        # "time|tag|pid|message": the message is the last pipe field; else the whole line
+        return HeaderSplit(line.rfind("|") + 1, split.level, split.tag, split.has_time)
     return split
-
-
-def _last_field(line: str) -> int:
-    """Where the last whitespace- or pipe-separated field of ``line`` starts."""
-    stripped = line.rstrip()
-    return max(stripped.rfind(" "), stripped.rfind("|")) + 1
 
 
 def _split(line: str) -> HeaderSplit:
