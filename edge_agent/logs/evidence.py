@@ -27,7 +27,7 @@ The history is plain data: ``to_dict``/``from_dict`` give versioned JSON for the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from edge_agent.logs.records import LogLabel
@@ -75,12 +75,19 @@ class SourceHistory:
 
 class Evidence:
     """Per-source template history and the anomaly decision made from it (see module doc).
-    ``canonical`` maps a template id to the id it is known by now (templates merge)."""
+    ``canonical`` maps a template id to the id it is known by now (templates merge);
+    ``absorbed_others`` says whether other ids merged into a template (only then is the history
+    of those ids folded in)."""
 
     def __init__(
-        self, canonical: Callable[[int], int], threshold: float = 0.5, max_templates: int = 5000
+        self,
+        canonical: Callable[[int], int],
+        threshold: float = 0.5,
+        max_templates: int = 5000,
+        absorbed_others: Callable[[int], bool] = lambda _tid: True,
     ) -> None:
         self._canonical = canonical
+        self._absorbed_others = absorbed_others
         self._threshold = threshold
         self._max_templates = max_templates
         self.sources: dict[str, SourceHistory] = {}
@@ -94,7 +101,9 @@ class Evidence:
         src = self.sources.setdefault(source, SourceHistory())
         src.lines += 1
         tid = self._canonical(template_id)
-        hist = src.templates.get(tid) or self._fold_aliases(src, tid)
+        hist = src.templates.get(tid)
+        if hist is None and self._absorbed_others(tid):
+            hist = self._fold_aliases(src, tid)
         seen = 0 if hist is None else hist.count
         jump = False
         if hist is None:
@@ -106,8 +115,7 @@ class Evidence:
         hist.count += 1
         hist.last = src.lines
         score = self.score(label, stated, seen, src.lines > WARMUP_LINES, jump, trouble)
-        anomaly = score >= self._threshold
-        return replace(label, score=round(score, 4), anomaly=anomaly)
+        return LogLabel(label.severity, label.category, score >= self._threshold, round(score, 4))
 
     @staticmethod
     def score(

@@ -165,12 +165,12 @@ def _headerish(tok: str) -> bool:
 
 def split_header(line: str) -> HeaderSplit:
     """Find where the message of ``line`` starts (0 when no header is recognized)."""
-    pri = _KERNEL_PRI.match(line)
+    pri = _KERNEL_PRI.match(line) if line[:1] == "<" else None
     if pri is not None:  # the kernel's "<3>" priority prefix
         rest = split_header(line[pri.end() :])
         level = rest.level or _LEVEL_NAMES_BY_PRI[int(pri.group(1))]
         return HeaderSplit(pri.end() + rest.message_start, level, rest.tag, rest.has_time)
-    logcat = _LOGCAT.match(line)
+    logcat = _LOGCAT.match(line) if line[1:2] == "/" else None
     if logcat is not None and (colon := line.find(": ")) > 0:  # "I/ActivityManager( 123): ..."
         return HeaderSplit(colon + 2, _LETTER_LEVELS[logcat.group(1)], line[2:colon], False)
     split = _split(line)

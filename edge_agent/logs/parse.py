@@ -161,7 +161,7 @@ def _parse_text(text: str) -> ParsedLine:
     m3 = _SYSLOG_3164.match(stripped)
     if m3:
         return _from_3164(stripped, m3)
-    if "=" in stripped:
+    if "level=" in stripped or "lvl=" in stripped or "severity=" in stripped:
         logfmt = _parse_logfmt(text)
         if logfmt is not None:
             return logfmt

@@ -21,6 +21,7 @@ from edge_agent.errors import PayloadError
 from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.evidence import Evidence
+from edge_agent.logs.masking import PARAM
 from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
 from edge_agent.logs.records import LogLabel, Outgoing, RawLine
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
@@ -80,7 +81,10 @@ class LogService:
         miner = miner or TemplateMiner(max_templates=self.config.max_templates)
         self.classifier = LineClassifier(model, anomaly_threshold=self.config.anomaly_threshold, miner=miner)
         self.evidence = Evidence(
-            miner.canonical, threshold=self.config.anomaly_threshold, max_templates=self.config.max_templates
+            miner.canonical,
+            threshold=self.config.anomaly_threshold,
+            max_templates=self.config.max_templates,
+            absorbed_others=miner.absorbed_others,
         )
         if history is not None:
             self._load_history(history)
@@ -91,6 +95,7 @@ class LogService:
         self._last_save = time.monotonic()
         self._dirty = False
         self._words: dict[tuple[int, str], str | None] = {}
+        self._const_values: dict[tuple[int, str], list[tuple[str, str]]] = {}
 
     @property
     def miner(self) -> TemplateMiner:
@@ -116,7 +121,7 @@ class LogService:
                 result.parsed.text,
                 result.parsed.truncated,
                 self.config.max_anomalies,
-                extract(result.parsed.message),
+                self._values(result),
             )
             alert = self._maybe_alert(source, result, now, window)
             if alert is not None:
@@ -173,6 +178,19 @@ class LogService:
                 self._info[m.template_id] = TemplateInfo(m.template, base)
             results.append(LineResult(p, m, label))
         return results
+
+    def _values(self, result: LineResult) -> list[tuple[str, str]]:
+        """IPs, users, devices... of a line; a template without parameters has the same ones on
+        every line, read once (cached with the words)."""
+        if PARAM in result.match.template:
+            return extract(result.parsed.message)
+        key = (result.match.template_id, result.match.template)
+        pairs = self._const_values.get(key)
+        if pairs is None:
+            if len(self._const_values) >= _MAX_WORD_CACHE:
+                self._const_values.clear()
+            pairs = self._const_values[key] = extract(result.parsed.message)
+        return pairs
 
     def _trouble(self, match: TemplateMatch) -> str | None:
         """The severity the template's own words say (None: info or lower; cached)."""

@@ -16,35 +16,43 @@ __all__ = ["KINDS", "ValueCounts", "extract"]
 
 KINDS = ("ip", "user", "host", "port", "device", "unit")
 _MAX_DISTINCT = 500
-_VALUES = re.compile(
-    r"(?<![\w.:])(?P<ip>(?:\d{1,3}\.){3}\d{1,3}|(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4})(?![\w.:])"
-    r"|\b(?:user|username|login)[=:]?\s?['\"]?(?P<user>(?!from\b|by\b|for\b|unknown\b)[A-Za-z_][\w.@-]{0,31})"
-    r"|\bfor (?P<user2>(?!user\b|invalid\b)[A-Za-z_][\w.-]{0,31}) from\b"
-    r"|\b(?:r?host|hostname)[=:]\s?(?P<host>[A-Za-z0-9][\w.-]{0,63})"
-    r"|\bport[=: ](?P<port>\d{1,5})\b"
-    r"|\b(?P<device>(?:eth|wlan|wlp\d+s|enp\d+s|en|wl|sd[a-z]|mmcblk|nvme\d+n|ttyUSB|ttyACM|ttyS|ttyAMA|can|br|usb)"
-    r"\d+(?:p\d+)?)\b"
-    r"|\b(?P<unit>[\w@.-]+\.(?:service|socket|timer|mount|target|path|slice|scope))\b"
+_IPV4 = re.compile(r"(?<![\w.:])(?:\d{1,3}\.){3}\d{1,3}(?![\w.:])")
+_IPV6 = re.compile(r"(?<![\w.:])(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4}(?![\w.:])")
+_USER = re.compile(
+    r"\b(?:user|username|login)[=:]?\s?['\"]?((?!from\b|by\b|for\b|unknown\b)[A-Za-z_][\w.@-]{0,31})"
+    r"|\bfor ((?!user\b|invalid\b)[A-Za-z_][\w.-]{0,31}) from\b"
 )
+_HOST = re.compile(r"\b(?:r?host|hostname)[=:]\s?([A-Za-z0-9][\w.-]{0,63})")
+_PORT = re.compile(r"\bport[=: ](\d{1,5})\b")
+_DEVICE = re.compile(
+    r"\b((?:eth|wlan|wlp\d+s|enp\d+s|en|wl|sd[a-z]|mmcblk|nvme\d+n|ttyUSB|ttyACM|ttyS|ttyAMA|can|br|usb)"
+    r"\d+(?:p\d+)?)\b"
+)
+_UNIT_SUFFIXES = (".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice", ".scope")
+_UNIT = re.compile(r"\b([\w@.-]+\.(?:service|socket|timer|mount|target|path|slice|scope))\b")
 _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
-_TRIGGERS = re.compile(r"\d|user|login|\bfor\b|host|\.(?:service|socket|timer|mount|target|path|slice|scope)")
+_DIGIT = re.compile(r"\d")
 
 
 def extract(message: str) -> list[tuple[str, str]]:
-    """(kind, value) pairs of ``message``, in order."""
-    if _TRIGGERS.search(message) is None:
-        return []
-    out = []
-    for m in _VALUES.finditer(message):
-        kind = m.lastgroup
-        if kind is None:
-            continue
-        value = m.group(kind)
-        if kind == "user2":
-            kind = "user"
-        elif kind == "host" and _IP.match(value):
-            kind = "ip"
-        out.append((kind, value))
+    """(kind, value) pairs of ``message``; each kind's pattern runs only when its trigger (a dot,
+    a colon, a keyword, a digit) is in the message."""
+    out: list[tuple[str, str]] = []
+    digit = _DIGIT.search(message) is not None
+    if digit and "." in message:
+        out.extend(("ip", v) for v in _IPV4.findall(message))
+    if message.count(":") >= 2:
+        out.extend(("ip", v) for v in _IPV6.findall(message))
+    if "user" in message or "login" in message or " from " in message:
+        out.extend(("user", a or b) for a, b in _USER.findall(message))
+    if "host" in message:
+        out.extend(("host", v) for v in _HOST.findall(message) if not _IP.match(v))  # IPs: counted above
+    if digit and "port" in message:
+        out.extend(("port", v) for v in _PORT.findall(message))
+    if digit:
+        out.extend(("device", v) for v in _DEVICE.findall(message))
+    if any(suffix in message for suffix in _UNIT_SUFFIXES):
+        out.extend(("unit", v) for v in _UNIT.findall(message))
     return out
 
 
