@@ -143,3 +143,17 @@ def test_summary_and_alert_say_who_and_where() -> None:
     assert alerts and alerts[0]["values"]["ip"]["top"][0] == ["203.0.113.7", 1]
     for alert in alerts:
         jsonschema.validate(alert, _schema("alert.schema.json"))
+
+
+def test_headline_counts_what_lines_say_not_model_guesses() -> None:
+    from edge_agent.logs.service import LogService
+
+    svc = LogService()  # keyword labels: "enabled" says nothing, "[ERROR]" and "failed" do
+    lines = ["2026-01-05 09:00:01 0 [Note] Plugin 'FEEDBACK' is disabled."] * 3 + [
+        "2026-01-05 09:00:02 0 [ERROR] Plugin 'unix_socket' init function returned error.",
+        "Jan  5 09:00:03 gw kernel: usb 1-1: device descriptor read/64, failed",
+    ]
+    out = svc.ingest("db", lines, now=1.0) + svc.flush(2.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/db"]
+    assert summary["headline"].startswith("db: 5 lines, 2 errors; 1× ")
+    assert summary["story"]["count"] == 1 and summary["severity_counts"]["notice"] == 3

@@ -42,12 +42,17 @@ _LOUD = frozenset({"warning", "error", "critical"})
 class LineResult:
     """One classified line (what ``edge-agent logs classify`` prints)."""
 
-    __slots__ = ("label", "match", "parsed")
+    __slots__ = ("label", "match", "parsed", "said")
 
-    def __init__(self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel) -> None:
+    def __init__(
+        self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel, said: str | None = None
+    ) -> None:
         self.parsed = parsed
         self.match = match
         self.label = label
+        # the severity the line itself gives (stated level, words of trouble, parameter rules);
+        # None when only the model has an opinion
+        self.said = said
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -122,6 +127,7 @@ class LogService:
                 result.parsed.truncated,
                 self.config.max_anomalies,
                 self._values(result),
+                result.said,
             )
             alert = self._maybe_alert(source, result, now, window)
             if alert is not None:
@@ -176,7 +182,7 @@ class LogService:
             info = self._info.get(m.template_id)
             if info is None or info.template != m.template or info.label is not base:
                 self._info[m.template_id] = TemplateInfo(m.template, base)
-            results.append(LineResult(p, m, label))
+            results.append(LineResult(p, m, label, trouble if trouble is not None else p.level))
         return results
 
     def _values(self, result: LineResult) -> list[tuple[str, str]]:

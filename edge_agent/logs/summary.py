@@ -48,6 +48,9 @@ class SourceWindow:
     anomaly_count: int = 0
     baseline: dict[int, float] = field(default_factory=dict)
     values: dict[int, ValueCounts] = field(default_factory=dict)
+    said: Counter[str] = field(default_factory=Counter)
+    loud_lines: Counter[int] = field(default_factory=Counter)
+    severe_lines: Counter[int] = field(default_factory=Counter)
     windows_closed: int = 0
     last_seen: float = 0.0
 
@@ -60,8 +63,13 @@ class SourceWindow:
         truncated: bool,
         max_anomalies: int,
         values: list[tuple[str, str]] | None = None,
+        said: str | None = None,
     ) -> None:
         self.lines += 1
+        if said in _LOUD:
+            self.said[said] += 1
+            self.loud_lines[template_id] += 1
+            self.severe_lines[template_id] += said != "warning"
         if values:
             self.values_of(template_id).add(values)
         self.truncated += truncated
@@ -124,6 +132,7 @@ class SourceWindow:
         ]
         counts = {s: self.severities.get(s, 0) for s in SEVERITIES}
         story = self._story(info)
+        said = {s: self.said.get(s, 0) for s in SEVERITIES}
         msg = SummaryMessage(
             source=self.source,
             start=self.start,
@@ -139,7 +148,7 @@ class SourceWindow:
             truncated_lines=self.truncated,
             templates_known=templates_known,
             story=story,
-            headline=headline(self.source, self.lines, counts, new, surging, self.anomaly_count, story),
+            headline=headline(self.source, self.lines, said, new, surging, self.anomaly_count, story),
         )
         self._reset(now)
         return msg
@@ -159,13 +168,14 @@ class SourceWindow:
         return item
 
     def _story(self, info: dict[int, TemplateInfo]) -> dict[str, Any] | None:
-        """The template the headline tells about: the most frequent one at warning or worse
-        (by its lines' severity), or with anomalies; None when the window holds neither."""
-        loud = {a["template_id"] for a in self.anomalies}
-        loud |= {t for t, i in info.items() if t in self.counts and i.label.severity in _LOUD}
+        """The template the headline tells about: the one with the most lines at error or worse
+        by their own account (stated level, words, parameters), then at warning, or else with
+        anomalies;
+        None when the window holds neither."""
+        loud = set(self.loud_lines) | {a["template_id"] for a in self.anomalies}
         if not loud:
             return None
-        tid = max(loud, key=lambda t: self.counts.get(t, 0))
+        tid = max(loud, key=lambda t: (self.severe_lines[t], self.loud_lines[t], self.counts[t]))
         return self._template_item(tid, self.counts.get(tid, 0), info)
 
     def _surging(
@@ -212,6 +222,9 @@ class SourceWindow:
         self.new_ids = set()
         self.anomalies = []
         self.values = {}
+        self.said = Counter()
+        self.loud_lines = Counter()
+        self.severe_lines = Counter()
         self.windows_closed += 1
 
     def remap(self, canonical: dict[int, int]) -> None:
@@ -227,6 +240,8 @@ class SourceWindow:
             self.examples.setdefault(canonical.get(tid, tid), ex)
         for a in self.anomalies:
             a["template_id"] = canonical.get(a["template_id"], a["template_id"])
+        self.loud_lines = _remapped(self.loud_lines, canonical)
+        self.severe_lines = _remapped(self.severe_lines, canonical)
         for tid in [t for t in self.values if t in canonical]:
             self.values_of(canonical[tid]).merge(self.values.pop(tid))
         baseline: dict[int, float] = {}
@@ -234,6 +249,13 @@ class SourceWindow:
             key = canonical.get(tid, tid)
             baseline[key] = baseline.get(key, 0.0) + rate
         self.baseline = baseline
+
+
+def _remapped(counts: Counter[int], canonical: dict[int, int]) -> Counter[int]:
+    out: Counter[int] = Counter()
+    for tid, n in counts.items():
+        out[canonical.get(tid, tid)] += n
+    return out
 
 
 def _short(text: str, n: int) -> str:
@@ -262,9 +284,10 @@ def headline(
     anomalies: int,
     story: dict[str, Any] | None = None,
 ) -> str:
-    """One line a person can read on a phone (about 160 characters at most): the counts, then
-    the story (the loudest template, how often, from how many IPs/hosts/users and the top one),
-    then surges and new templates."""
+    """One line a person can read on a phone (about 160 characters at most): the lines at
+    warning or worse by their own account (``counts``: stated levels, words, parameters; not the
+    model's guesses), then the story (the loudest template, how often, from how many
+    IPs/hosts/users and the top one), then surges and new templates."""
     parts = [f"{source}: {lines} lines"]
     for sev, word in (("critical", "critical"), ("error", "errors"), ("warning", "warnings")):
         if counts.get(sev):

@@ -17,7 +17,8 @@ __all__ = ["KINDS", "ValueCounts", "extract"]
 KINDS = ("ip", "user", "host", "port", "device", "unit")
 _MAX_DISTINCT = 500
 _IPV4 = re.compile(r"(?<![\w.:])(?:\d{1,3}\.){3}\d{1,3}(?![\w.:])")
-_IPV6 = re.compile(r"(?<![\w.:])(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4}(?![\w.:])")
+_IPV6 = re.compile(r"(?<![\w.:])(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}(?![\w.:])")
+_MAC = re.compile(r"^(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
 _USER = re.compile(
     r"\b(?:user|username|login)[=:]?\s?['\"]?((?!from\b|by\b|for\b|unknown\b)[A-Za-z_][\w.@-]{0,31})"
     r"|\bfor ((?!user\b|invalid\b)[A-Za-z_][\w.-]{0,31}) from\b"
@@ -34,6 +35,11 @@ _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 _DIGIT = re.compile(r"\d")
 
 
+def _ipv6(text: str) -> bool:
+    """An IPv6 address, not a time (``13:30:32``) or a MAC: eight groups, or ``::``."""
+    return ("::" in text and text != "::") or (text.count(":") == 7 and not _MAC.match(text))
+
+
 def extract(message: str) -> list[tuple[str, str]]:
     """(kind, value) pairs of ``message``; each kind's pattern runs only when its trigger (a dot,
     a colon, a keyword, a digit) is in the message."""
@@ -42,7 +48,7 @@ def extract(message: str) -> list[tuple[str, str]]:
     if digit and "." in message:
         out.extend(("ip", v) for v in _IPV4.findall(message))
     if message.count(":") >= 2:
-        out.extend(("ip", v) for v in _IPV6.findall(message))
+        out.extend(("ip", v) for v in _IPV6.findall(message) if _ipv6(v))
     if "user" in message or "login" in message or " from " in message:
         out.extend(("user", a or b) for a, b in _USER.findall(message))
     if "host" in message:
