@@ -86,3 +86,9 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
     assert _flags(again, [FAILED.format(s=1, i=99)], "sshd") == [False]
     assert again.evidence.sources["sshd"].lines == 21
     assert FileStore(tmp_path).load(cfg.state_key) is not None
+
+
+def test_a_warning_in_the_words_counts_before_warm_up() -> None:
+    svc = LogService()
+    line = "Jan  5 09:00:01 gw kernel: mmc0: timeout waiting for hardware interrupt"
+    assert _flags(svc, [line], "kernel") == [True]  # no level stated: the words say warning

@@ -18,7 +18,8 @@ last appeared (in the source's own line count), and a decayed count of its recen
 - **corroboration**: the model's score counts in full only when something besides the model says
   trouble: a stated level, words of trouble in the template (``error``, ``failed``, ``denied``...,
   see ``parse.infer_severity``) or a parameter rule (exit code, HTTP 5xx, temperature), at error
-  or worse, or at warning once the source is warm (start-ups warn about settings). Otherwise it
+  or worse, or at warning (a stated warning only once the source is warm: start-ups warn about
+  settings). Otherwise it
   is weighed by ``ALONE_WEIGHT``, which keeps it under the threshold: a model trained on generated
   lines ranks lines but does not flag them on its own.
 
@@ -123,7 +124,9 @@ class Evidence:
     ) -> float:
         """The anomaly score of a line from its label and its template's history."""
         said = {stated, trouble}
-        loud = bool(said & _SEVERE) or (warm and "warning" in said)
+        # a stated warning counts once the source is warm (start-ups warn about settings); a
+        # warning in the words of a line that states no level is an event and counts at once
+        loud = bool(said & _SEVERE) or ("warning" in said and (warm or stated is None))
         score = max(label.score, STATED_FLOOR.get(stated or "", 0.0))
         if not loud:
             return score * ALONE_WEIGHT / (1.0 + seen / FAMILIAR)

@@ -49,12 +49,12 @@ _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
-            r"crash\w*|broken|lost|unreachable)\b",
+            r"crash\w*|broken|lost|unreachable|killed|no response|not responding|under-?voltage)\b",
             "error",
         ),
         (
             r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
-            r"disconnect\w*|dropped|unexpected)\b",
+            r"disconnect\w*|dropped|unexpected|link (?:is )?down)\b",
             "warning",
         ),
         (r"\b(?:debug|trace)\b", "debug"),
