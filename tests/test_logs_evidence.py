@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.evidence import WARMUP_LINES
+from edge_agent.logs.evidence import WARMUP_LINES, Evidence
+from edge_agent.logs.records import LogLabel
 from edge_agent.logs.service import LogService
 from edge_agent.store import FileStore
 
@@ -89,6 +90,12 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
 
 
 def test_a_warning_in_the_words_counts_before_warm_up() -> None:
-    svc = LogService()
-    line = "Jan  5 09:00:01 gw kernel: mmc0: timeout waiting for hardware interrupt"
-    assert _flags(svc, [line], "kernel") == [True]  # no level stated: the words say warning
+    """A model that scores a line 0.8: with no level stated, words that say warning let it count
+    on a cold source; the same warning stated by a start-up waits for the warm-up."""
+    label = LogLabel(severity="warning", category="storage", anomaly=False, score=0.8)
+    cold_words = Evidence.score(label, None, seen=0, warm=False, jump=False, trouble="warning")
+    cold_stated = Evidence.score(label, "warning", seen=0, warm=False, jump=False, trouble="warning")
+    warm_stated = Evidence.score(label, "warning", seen=0, warm=True, jump=False, trouble="warning")
+    assert cold_words >= 0.5 > cold_stated and warm_stated >= 0.5
+    alone = Evidence.score(label, None, seen=0, warm=True, jump=False, trouble=None)
+    assert alone < 0.5  # the model on its own does not flag
