@@ -1,6 +1,6 @@
 """Who and where in a log message: IP addresses, users, hosts, ports, network and storage devices,
 systemd units. Summaries count them per template so a headline can say "from 8 hosts; top
-173.234.31.186 (285)".
+203.0.113.7 (285)".
 
 Recognized by shape and by the word before them, never per product: an IPv4/IPv6 address; the
 word after ``user``/``for ... from``; the name after ``host``/``rhost=``; the number after

@@ -3,14 +3,14 @@
 Example::
 
     {"schema": "edge-agent/log-alert/2", "source": "sshd", "at": 1764500012.5,
-     "line_ts": null, "line": "Failed password for root from 173.234.31.186 port 38926 ssh2",
+     "line_ts": null, "line": "Failed password for root from 203.0.113.7 port 50122 ssh2",
      "template_id": 12, "template": "Failed password for <*> from <*> port <*> <*>",
      "severity": "error", "category": "auth", "score": 0.97, "suppressed": 0,
      "values": {"user": {"distinct": 1, "top": [["root", 40]]},
-                "ip": {"distinct": 8, "top": [["173.234.31.186", 28], ["5.36.59.76", 6]]},
-                "port": {"distinct": 40, "top": [["38926", 1]]}},
-     "headline": "sshd ERROR auth: Failed password for root from 173.234.31.186 port 38926 ssh2 (8 IPs, top
-                  173.234.31.186 (28))"}
+                "ip": {"distinct": 8, "top": [["203.0.113.7", 28], ["198.51.100.23", 6]]},
+                "port": {"distinct": 40, "top": [["50122", 1]]}},
+     "headline": "sshd ERROR auth: Failed password for root from 203.0.113.7 port 50122 ssh2 (8 IPs, top
+                  203.0.113.7 (28))"}
 
 ``suppressed`` counts earlier lines of the same template held back by the alert cooldown;
 ``values`` counts the template's IPs, users, hosts, ports, devices and units in the source's open
@@ -62,7 +62,7 @@ class AlertMessage:
         return f"{self.source} {self.severity.upper()} {self.category}: {text}{self._where()}"
 
     def _where(self) -> str:
-        """`` (8 IPs, top 173.234.31.186 (28))`` when the template came from more than one."""
+        """`` (8 IPs, top 203.0.113.7 (28))`` when the template came from more than one."""
         for kind, plural in (("ip", "IPs"), ("host", "hosts"), ("user", "users"), ("device", "devices")):
             item = self.values.get(kind)
             if isinstance(item, dict) and int(item.get("distinct", 0)) > 1 and item.get("top"):
