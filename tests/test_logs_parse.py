@@ -222,3 +222,10 @@ def test_a_pipe_separated_line_keeps_its_last_field_as_message() -> None:
 def test_settings_are_not_words_of_trouble() -> None:
     assert infer_severity("Kernel command line: panic=1 quiet") == "info"
     assert infer_severity("kernel panic") == "critical"
+
+
+def test_json_escaped_lone_surrogates_become_replacement_characters() -> None:
+    p = parse_line('{"text": "\\ud868 fan stalled", "app": "\\udc00"}')
+    assert p.message.endswith(" fan stalled") and "\ud868" not in p.message
+    p.message.encode("utf-8")  # publishable text
+    assert p.app is not None and "\udc00" not in p.app

@@ -242,7 +242,22 @@ def _parse_json(text: str) -> ParsedLine | None:
     if ts is None and isinstance(realtime, str) and realtime.isdigit():
         ts = int(realtime) / 1e6
     host = next((doc[k] for k in ("host", "hostname", "_HOSTNAME") if isinstance(doc.get(k), str)), None)
-    return ParsedLine(text=text, message=message, ts=ts, level=level, host=host, app=app, format="json")
+    return ParsedLine(
+        text=text,
+        message=_scrub(message),
+        ts=ts,
+        level=level,
+        host=None if host is None else _scrub(host),
+        app=None if app is None else _scrub(app),
+        format="json",
+    )
+
+
+def _scrub(value: str) -> str:
+    """A JSON string may spell lone surrogates (``"\\ud868"``), which are not text: U+FFFD."""
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
 
 
 def _parse_ts(value: object) -> float | None:
