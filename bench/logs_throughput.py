@@ -30,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "logs"
 CHUNK = 2000
+# wall clock by default; --cpu-time measures the process's CPU time instead, which a machine
+# shared with other jobs disturbs far less (the ratio is what the issue asks for)
+CLOCK = time.perf_counter
 
 
 def load_lines(data: Path) -> list[tuple[str, list[str]]]:
@@ -52,10 +55,10 @@ def run_drain3(systems: list[tuple[str, list[str]]]) -> tuple[float, list[tuple[
     for _, lines in systems:
         for i in range(0, len(lines), CHUNK):
             chunk = lines[i : i + CHUNK]
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             for line in chunk:
                 drain.add_log_message(" ".join(mask(line)))
-            dt = time.perf_counter() - t0
+            dt = CLOCK() - t0
             total += dt
             points.append((len(drain.id_to_cluster), len(chunk) / dt))
     return total, points
@@ -81,11 +84,11 @@ def drain3_miner() -> Any:
 
 def run_drain3_miner(systems: list[tuple[str, list[str]]]) -> float:
     miner = drain3_miner()
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for _, lines in systems:
         for line in lines:
             miner.add_log_message(line)
-    return time.perf_counter() - t0
+    return CLOCK() - t0
 
 
 FORCE_MODEL = False
@@ -117,9 +120,9 @@ def run_service(
         raw = [RawLine(line) for line in lines]
         for i in range(0, len(raw), CHUNK):
             chunk = raw[i : i + CHUNK]
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             produced += len(svc.ingest(name, chunk, now))
-            dt = time.perf_counter() - t0
+            dt = CLOCK() - t0
             total += dt
             now += 1.0
             points.append((len(svc.miner), len(chunk) / dt))
@@ -154,10 +157,10 @@ def _curve_drain3(pre: list[str], lines: list[str]) -> tuple[int, float]:
         drain.add_log_message(" ".join(mask(line)))
     known = len(drain.id_to_cluster)
     gc.collect()
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for line in lines:
         drain.add_log_message(" ".join(mask(line)))
-    return known, len(lines) / (time.perf_counter() - t0)
+    return known, len(lines) / (CLOCK() - t0)
 
 
 def _curve_ours(pre: list[str], lines: list[str], model: Any) -> tuple[int, float]:
@@ -171,10 +174,10 @@ def _curve_ours(pre: list[str], lines: list[str], model: Any) -> tuple[int, floa
     known = len(svc.miner)
     raw = [RawLine(line) for line in lines]
     gc.collect()
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for i in range(0, len(raw), CHUNK):
         svc.ingest("bench", raw[i : i + CHUNK], 1.0)
-    return known, len(lines) / (time.perf_counter() - t0)
+    return known, len(lines) / (CLOCK() - t0)
 
 
 def curve(
@@ -240,7 +243,11 @@ def main() -> int:
     ap.add_argument("--no-model", action="store_true", help="keyword labels instead of the bundle")
     ap.add_argument("--force-model", action="store_true", help="use every model head (one run per template)")
     ap.add_argument("--sizes", default="0,1000,2000,4000,8000", help="templates preloaded for the curve")
+    ap.add_argument("--cpu-time", action="store_true", help="time with process CPU time, not wall clock")
     args = ap.parse_args()
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
     systems = load_lines(args.data)
     n = sum(len(lines) for _, lines in systems)
     global FORCE_MODEL

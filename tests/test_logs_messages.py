@@ -43,7 +43,7 @@ def test_summary_golden() -> None:
         templates_known=2,
     )
     assert msg.to_dict() == {
-        "schema": "edge-agent/log-summary/1",
+        "schema": "edge-agent/log-summary/2",
         "source": "boiler",
         "window": {"start": 100.0, "end": 160.0, "lines": 3, "reason": "time"},
         "severity_counts": {"debug": 0, "info": 2, "notice": 0, "warning": 0, "error": 1, "critical": 0},
@@ -63,6 +63,7 @@ def test_summary_golden() -> None:
         "anomaly_count": 0,
         "truncated_lines": 0,
         "templates_known": 2,
+        "story": None,
         "headline": "boiler: 3 lines, 1 error",
     }
     jsonschema.validate(msg.to_dict(), _schema("summary.schema.json"))
@@ -81,9 +82,10 @@ def test_alert_golden() -> None:
         severity="critical",
         category="thermal",
         score=0.93,
+        values={"device": {"distinct": 2, "top": [["burner1", 3], ["burner2", 1]]}},
     )
     assert msg.to_dict() == {
-        "schema": "edge-agent/log-alert/1",
+        "schema": "edge-agent/log-alert/2",
         "source": "boiler",
         "at": 12.5,
         "line_ts": None,
@@ -94,7 +96,8 @@ def test_alert_golden() -> None:
         "category": "thermal",
         "score": 0.93,
         "suppressed": 0,
-        "headline": "boiler CRITICAL thermal: flame failure lockout",
+        "values": {"device": {"distinct": 2, "top": [["burner1", 3], ["burner2", 1]]}},
+        "headline": "boiler CRITICAL thermal: flame failure lockout (2 devices, top burner1 (3))",
     }
     jsonschema.validate(msg.to_dict(), _schema("alert.schema.json"))
     assert AlertMessage.topic_suffix("boiler") == "alert/boiler"
@@ -113,3 +116,44 @@ def test_bad_source_refused(source: str) -> None:
             category="other",
             score=1.0,
         )
+
+
+def test_summary_and_alert_say_who_and_where() -> None:
+    from edge_agent.logs.config import LogsConfig
+    from edge_agent.logs.service import LogService
+    from edge_agent.records.logs import RawLine
+
+    hosts = ["203.0.113.7"] * 6 + ["198.51.100.23"] * 3 + ["192.0.2.41"]
+    lines = [
+        RawLine(f"Jan  5 09:00:{i:02d} gw sshd[{i}]: Failed password for admin from {ip} port {4000 + i}")
+        for i, ip in enumerate(hosts)
+    ]
+    svc = LogService(config=LogsConfig(window_s=3600, alert_threshold=0.5))
+    out = svc.ingest("sshd", lines, now=10.0) + svc.flush(20.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/sshd"]
+    jsonschema.validate(summary, _schema("summary.schema.json"))
+    story = summary["story"]
+    top = [["203.0.113.7", 6], ["198.51.100.23", 3], ["192.0.2.41", 1]]
+    assert story["values"]["ip"] == {"distinct": 3, "top": top}
+    assert story["values"]["user"]["top"] == [["admin", 10]]
+    assert "10× Failed password for <*> from <*> port <*> from 3 IPs, top 203.0.113.7 (6)" in (
+        summary["headline"]
+    )
+    alerts = [o.payload for o in out if o.topic_suffix == "alert/sshd"]
+    assert alerts and alerts[0]["values"]["ip"]["top"][0] == ["203.0.113.7", 1]
+    for alert in alerts:
+        jsonschema.validate(alert, _schema("alert.schema.json"))
+
+
+def test_headline_counts_what_lines_say_not_model_guesses() -> None:
+    from edge_agent.logs.service import LogService
+
+    svc = LogService()  # keyword labels: "enabled" says nothing, "[ERROR]" and "failed" do
+    lines = ["2026-01-05 09:00:01 0 [Note] Plugin 'FEEDBACK' is disabled."] * 3 + [
+        "2026-01-05 09:00:02 0 [ERROR] Plugin 'unix_socket' init function returned error.",
+        "Jan  5 09:00:03 gw kernel: usb 1-1: device descriptor read/64, failed",
+    ]
+    out = svc.ingest("db", lines, now=1.0) + svc.flush(2.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/db"]
+    assert summary["headline"].startswith("db: 5 lines, 2 errors; 1× ")
+    assert summary["story"]["count"] == 1 and summary["severity_counts"]["notice"] == 3

@@ -157,3 +157,75 @@ def test_sentence_starting_with_a_level_word_is_message() -> None:
     assert p.message == "Failure to open /dev/ttyUSB0" and p.level is None
     q = parse_line("ERROR: failed to open /dev/ttyUSB0")
     assert q.message == "failed to open /dev/ttyUSB0" and q.level == "error"
+
+
+@pytest.mark.parametrize(
+    ("line", "level", "message"),
+    [
+        ("2026-01-05 09:00:01 0 [Note] InnoDB: Buffer pool(s) load completed", "notice",
+         "Buffer pool(s) load completed"),
+        ("2026-01-05 09:00:01 12 [Warning] Access denied for user 'svc'@'localhost'", "warning",
+         "Access denied for user 'svc'@'localhost'"),
+        ("2026-01-05 09:00:01 0 [ERROR] mysqld: Table 'events' is marked as crashed", "error",
+         "Table 'events' is marked as crashed"),
+        ("2026-01-05 09:00:02.120 UTC [811] LOG:  checkpoint starting: time", "info",
+         "checkpoint starting: time"),
+        ("2026-01-05 09:00:02.120 UTC [811] FATAL:  role \"grafana\" does not exist", "critical",
+         "role \"grafana\" does not exist"),
+        ("2026-01-05 09:00:02.120 UTC [811] WARNING:  worker took too long to start", "warning",
+         "worker took too long to start"),
+        ("901:M 05 Jan 2026 09:00:03.400 * Background saving started by pid 977", "notice",
+         "Background saving started by pid 977"),
+        ("901:M 05 Jan 2026 09:00:03.400 # Server initialized", "warning", "Server initialized"),
+        ("Jan  5 09:00:04 gw NetworkManager[640]: <warn>  [1767603604.2210] dhcp4 (wlan0): request timed out",
+         "warning", "dhcp4 (wlan0): request timed out"),
+        ("2026-01-05 09:00:05.000113+00:00 [info] <0.614.0> Ready to start client connection listeners",
+         "info", "Ready to start client connection listeners"),
+        ("2026-01-05 09:00:05.000113+00:00 [warning] <0.614.0> Free disk space is low", "warning",
+         "Free disk space is low"),
+        ("01-05 09:00:06.512  1702  2395 W PowerManager: wake lock held too long", "warning",
+         "wake lock held too long"),
+        ("W/BluetoothAdapter( 2212): scan stopped", "warning", "scan stopped"),
+        ("2026-01-05 09:00:07,120 WARN [main] org.example.Broker: queue nearly full", "warning",
+         "queue nearly full"),
+        ("<3>[   12.045871] mmc0: timeout waiting for hardware interrupt", "error",
+         "timeout waiting for hardware interrupt"),
+        ('ts=2026-01-05T09:00:08Z level=error msg="upload failed" attempt=3', "error", "upload failed"),
+        ("[114] 2026/01/05 09:00:09.884796 [WRN] Slow consumer detected", "warning",
+         "Slow consumer detected"),
+    ],
+)
+def test_stated_levels_in_common_shapes(line: str, level: str, message: str) -> None:
+    p = parse_line(line)
+    assert (p.level, p.message) == (level, message)
+
+
+def test_dmesg_timestamp_is_a_header_without_a_level() -> None:
+    p = parse_line("[    0.144120] Tasks RCU enabled.")
+    assert (p.level, p.message) == (None, "Tasks RCU enabled.")
+
+
+def test_journald_entry_as_a_line() -> None:
+    p = parse_line('{"MESSAGE": "Started Session 2.", "PRIORITY": "6", "SYSLOG_IDENTIFIER": "systemd",'
+                   ' "_HOSTNAME": "gw", "__REALTIME_TIMESTAMP": "1767603600500000"}')
+    assert (p.message, p.level, p.app, p.host) == ("Started Session 2.", "info", "systemd", "gw")
+    assert p.ts == 1767603600.5
+
+
+def test_a_pipe_separated_line_keeps_its_last_field_as_message() -> None:
+    p = parse_line("20260105-09:00:10:120|Step_Counter|30002312|setTotalSteps=1767603610000##7007##548")
+    assert p.message == "setTotalSteps=1767603610000##7007##548"
+    p = parse_line("20260105-09:00:10:125|Step_Counter|30002312|onExtend:1767603610000 14 0 4")
+    assert p.message == "onExtend:1767603610000 14 0 4"
+
+
+def test_settings_are_not_words_of_trouble() -> None:
+    assert infer_severity("Kernel command line: panic=1 quiet") == "info"
+    assert infer_severity("kernel panic") == "critical"
+
+
+def test_json_escaped_lone_surrogates_become_replacement_characters() -> None:
+    p = parse_line('{"text": "\\ud868 fan stalled", "app": "\\udc00"}')
+    assert p.message.endswith(" fan stalled") and "\ud868" not in p.message
+    p.message.encode("utf-8")  # publishable text
+    assert p.app is not None and "\udc00" not in p.app

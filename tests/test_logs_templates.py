@@ -39,6 +39,17 @@ def test_same_event_same_template_different_events_apart() -> None:
     assert miner.template(ids[0]) == f"Invalid user {PARAM} from {PARAM}"
 
 
+def test_names_of_who_are_variables_from_the_first_line() -> None:
+    """Online ids: a user name or a package name is a parameter at once, not after a merge."""
+    miner = TemplateMiner()
+    ids = {miner.add(f"session opened for user {u} by (uid=0)").template_id for u in USERS[:2]}
+    ids |= {miner.add(f"Failed password for {u} from 10.0.0.9 port 22 ssh2").template_id for u in USERS[:2]}
+    assert len(ids) == 2
+    jobs = ["com.example.backup.daily", "org.example.sync.hourly"]
+    assert len({miner.add(f"{j}: told to run this job; start time is later").template_id for j in jobs}) == 1
+    assert mask("session opened for user root by LOGIN(uid=0)")[-1] == f"LOGIN(uid={PARAM})"
+
+
 def test_words_that_differ_rarely_stay_separate_events() -> None:
     miner = TemplateMiner()
     a = miner.add("relay output enabled").template_id
@@ -97,13 +108,13 @@ def test_bad_state_refused_with_reason(data: bytes) -> None:
 def test_restored_templates_keep_merging(tmp_path: Path) -> None:
     """After a restart, variable words found before it still count toward a merge."""
     miner = TemplateMiner()
-    line = "Mar  2 08:00:01 gw sshd[40]: Connection closed by authenticating user {u} [preauth]"
+    line = "Mar  2 08:00:01 gw sshd[40]: Connection closed by authenticating peer {u} [preauth]"
     first = [miner.add(line.format(u=u)).template_id for u in USERS[:3]]
     assert len(set(first)) == 3  # three words are not yet a variable
     restored = TemplateMiner.from_json(miner.to_json())
     fourth = restored.add(line.format(u=USERS[3])).template_id
     assert {restored.canonical(t) for t in [*first, fourth]} == {min(first)}
-    assert restored.template(min(first)) == "Connection closed by authenticating user <*> [preauth]"
+    assert restored.template(min(first)) == "Connection closed by authenticating peer <*> [preauth]"
 
 
 def test_template_limit_keeps_the_busy_ones() -> None:

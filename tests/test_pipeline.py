@@ -203,15 +203,37 @@ def test_log_payload_shapes() -> None:
     ("raw", "reason"),
     [
         (b"\n\n", "no lines"),
-        (b'{"ts": 1}', "needs a string 'msg' or 'line'"),
-        (b'[{"msg": "a", "ts": "noon"}]', "'ts' must be a number"),
-        (b"[1]", "must be an object or a string"),
         (b"\xc3\x28", "not UTF-8"),
     ],
 )
 def test_bad_log_payloads_name_the_problem(raw: bytes, reason: str) -> None:
     with pytest.raises(PayloadError, match=reason):
         logs_msg.parse_lines(raw)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"ts": 1}',  # an object without a message
+        b'[{"msg": "a", "ts": "noon"}]',  # a field of the wrong type
+        b"[1]",
+        b"[    1.234567] Rude variant of Tasks RCU enabled.",  # dmesg
+        b'{"a": 1} trailing',
+    ],
+)
+def test_json_outside_the_documented_shapes_is_a_text_line(raw: bytes) -> None:
+    assert [ln.text for ln in logs_msg.parse_lines(raw)] == [raw.decode()]
+
+
+def test_journald_export_entries() -> None:
+    entry = (
+        b'{"MESSAGE": "Started Daily apt upgrade.", "PRIORITY": "6", "SYSLOG_IDENTIFIER": "systemd",'
+        b' "__REALTIME_TIMESTAMP": "1701424800250000"}'
+    )
+    (one,) = logs_msg.parse_lines(entry)
+    assert (one.text, one.ts, one.level) == ("systemd: Started Daily apt upgrade.", 1701424800.25, "6")
+    two = logs_msg.parse_lines(entry + b"\n" + entry)  # journalctl -o json: one object a line
+    assert [ln.text for ln in two] == [entry.decode()] * 2
 
 
 def test_log_source_from_topic_levels() -> None:

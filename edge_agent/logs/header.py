@@ -41,7 +41,24 @@ LEVEL_WORDS: dict[str, str] = {
     "emergency": "critical",
     "panic": "critical",
     "failure": "error",
+    # short forms (NATS, Go and Rust loggers), MySQL/MariaDB's "[Note]"
+    "trc": "debug",
+    "dbug": "debug",
+    "inf": "info",
+    "note": "notice",
+    "wrn": "warning",
+    "eror": "error",
+    "erro": "error",
+    "ftl": "critical",
 }
+# PostgreSQL's levels besides the common words: upper case with a colon only ("LOG:  ...")
+_PG_LEVELS: dict[str, str] = {"LOG:": "info", "DETAIL:": "info", "HINT:": "info", "STATEMENT:": "info"}
+# redis' role-and-level markers after its timestamp: "*" notice, "#" warning ("-" and "." are
+# verbose/debug but read like separators, so they stay unread)
+_MARKERS: dict[str, str] = {"*": "notice", "#": "warning"}
+_KERNEL_PRI = re.compile(r"^<([0-7])>")
+_LEVEL_NAMES_BY_PRI = ("critical", "critical", "critical", "error", "warning", "notice", "info", "debug")
+_LOGCAT = re.compile(r"^([VDIWEF])/[\w.$-]")
 # single letters (Android/glog style) are levels only inside a header with numbers before them
 _LETTER_LEVELS: dict[str, str] = {
     "V": "debug",
@@ -107,6 +124,8 @@ def _tokens(line: str, limit: int) -> list[re.Match[str]]:
 
 
 def _level_of(tok: str, allow_letter: bool) -> str | None:
+    if tok in _PG_LEVELS:
+        return _PG_LEVELS[tok]
     word = tok.strip("[]<>():,")
     sev = LEVEL_WORDS.get(word.lower())
     if sev is not None and (word.isupper() or word.islower() or word.istitle()):
@@ -122,7 +141,12 @@ def _marked_level(tok: str) -> bool:
     return tok.isupper() or tok[0] in "[<(" or tok.endswith(":")
 
 
+_MONOTONIC = re.compile(r"^\[\s*\d+\.\d+\][:,]?$")  # dmesg's "[    1.234567]"
+
+
 def _is_time(tok: str) -> bool:
+    if tok[0] == "[" and _MONOTONIC.match(tok):
+        return True
     t = tok.strip("[]()<>,")
     if _DATEISH.match(t):
         return True
@@ -141,6 +165,22 @@ def _headerish(tok: str) -> bool:
 
 def split_header(line: str) -> HeaderSplit:
     """Find where the message of ``line`` starts (0 when no header is recognized)."""
+    pri = _KERNEL_PRI.match(line) if line[:1] == "<" else None
+    if pri is not None:  # the kernel's "<3>" priority prefix
+        rest = split_header(line[pri.end() :])
+        level = rest.level or _LEVEL_NAMES_BY_PRI[int(pri.group(1))]
+        return HeaderSplit(pri.end() + rest.message_start, level, rest.tag, rest.has_time)
+    logcat = _LOGCAT.match(line) if line[1:2] == "/" else None
+    if logcat is not None and (colon := line.find(": ")) > 0:  # "I/ActivityManager( 123): ..."
+        return HeaderSplit(colon + 2, _LETTER_LEVELS[logcat.group(1)], line[2:colon], False)
+    split = _split(line)
+    if split.message_start >= len(line.rstrip()):  # all of it read like a header
+        # "time|tag|pid|message": the message is the last pipe field; else the whole line
+        return HeaderSplit(line.rfind("|") + 1, split.level, split.tag, split.has_time)
+    return split
+
+
+def _split(line: str) -> HeaderSplit:
     toks = _tokens(line, _MAX_HEADER_TOKENS)
     texts = [m.group() for m in toks]
     if len(texts) < 2:
@@ -159,6 +199,10 @@ def split_header(line: str) -> HeaderSplit:
             k += 1
             break
         level = None
+        if prev_time and t in _MARKERS:
+            level = _MARKERS[t]
+            k += 1
+            break
         is_time = _is_time(t)
         if is_time:
             has_time = numeric_seen = True

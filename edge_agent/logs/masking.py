@@ -1,7 +1,11 @@
 """Masking of variable parts of a log message before template mining.
 
 Every whitespace token that carries a digit is a parameter (numbers, ids, IPs, hex, versions,
-UUIDs...), as is the value of a ``key=value`` token; ``key:123`` keeps its ``key:``. Before that,
+UUIDs...), as is the value of a ``key=value`` token; ``key:123`` keeps its ``key:`` and
+``LOGIN(uid=0)`` its words. Names of who carry no digit but are parameters from the first line on,
+so the id published for a line is already its event's: the word after ``user`` and between
+``for`` and ``from`` (``Failed password for root from``), and reverse-DNS names of three or more
+parts (``com.apple.icloud.fmfd.heartbeat:``). Before that,
 shapes that span several tokens or carry no digit are folded into one placeholder: URLs,
 written-out timestamps, MACs, file paths, durations (``<1 sec``, ``5 ms``) and sizes
 (``1190 bytes (1.16 KB)``). Each rule runs only when its trigger character is in the message,
@@ -60,6 +64,22 @@ _RULES: tuple[tuple[Callable[[str], bool], re.Pattern[str], str], ...] = (
 # the value of key=value; key:123 keeps "key:"; any other token with a digit or placeholder
 _PAIR = re.compile(r"(?<!\S)([A-Za-z_][\w.-]*=)[^=\s]\S*")
 _KEYED = re.compile(r"(?<!\S)([A-Za-z_][A-Za-z_.-]*[:#])(?![:=#\s])(?=\S*?(?:\d|<[A-Z]+>))\S*")
+# who: the name after "user" ("session opened for user cyrus", "Invalid user admin from") and
+# between "for" and "from" ("Failed password for root from ..."); names carry no digit
+_WHO = re.compile(
+    r"\b(user )(?!<)[A-Za-z_][\w.@-]{0,31}(?=\s|$)"
+    r"|\b(for )(?!user\b|invalid\b|<)[A-Za-z_][\w.-]{0,31}(?= from\b)"
+)
+
+
+# reverse-DNS / package names of three or more parts ("com.apple.icloud.fmfd.heartbeat:")
+_DOTTED_NAME = re.compile(r"(?<!\S)[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*){2,}(?=:?(?:\s|$))")
+
+
+def _who(m: re.Match[str]) -> str:
+    return (m.group(1) or m.group(2)) + PARAM
+# "(uid=0)", "LOGIN(uid=0)": the number is the parameter, the words around it are not
+_PAREN_PAIR = re.compile(r"(?<!\S)(\w*\(\w+=)\d+\)(?=\s|$)")
 _VARIABLE = re.compile(r"(?<!\S)(?!<\*>(?:\s|$))\S*?(?:\d|<[A-Z]+>)\S*")
 _KEYED_REPL = r"\1<*>"
 
@@ -75,6 +95,11 @@ def mask(message: str) -> list[str]:
         if applies(message):
             message = pattern.sub(_unit if pattern is _UNIT else repl, message)
     if "=" in message:
+        message = _PAREN_PAIR.sub(r"\1<*>)", message)
         message = _PAIR.sub(_KEYED_REPL, message)
     message = _KEYED.sub(_KEYED_REPL, message)
+    if "." in message:
+        message = _DOTTED_NAME.sub(PARAM, message)
+    if "user " in message or "for " in message:
+        message = _WHO.sub(_who, message)
     return _VARIABLE.sub(PARAM, message).split()

@@ -34,10 +34,13 @@ _SYSLOG_3164 = re.compile(
     r"(?P<app>[^\s:\[]{1,64})(?:\[(?P<pid>[^\]]{0,32})\])?: ?(?P<msg>.*)$",
     re.DOTALL,
 )
+# logfmt: "time=... level=warn msg=\"disk almost full\" path=/data"
+_LOGFMT_LEVEL = re.compile(r"(?:^|\s)(?:level|lvl|severity|loglevel)=\"?([A-Za-z]+|[0-7])\b")
+_LOGFMT_MSG = re.compile(r"(?:^|\s)(?:msg|message)=(?:\"((?:[^\"\\]|\\.)*)\"|(\S+))")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # (pattern, severity), most severe first; whole words, case-insensitive
 _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), s)
+    (re.compile(p + r"(?!=)", re.IGNORECASE), s)  # "panic=1" is a setting, not a panic
     for p, s in (
         (
             r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
@@ -46,12 +49,12 @@ _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
-            r"crash\w*|broken|lost|unreachable)\b",
+            r"crash\w*|broken|lost|unreachable|killed|no response|not responding|under-?voltage)\b",
             "error",
         ),
         (
             r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
-            r"disconnect\w*|dropped|unexpected)\b",
+            r"disconnect\w*|dropped|unexpected|link (?:is )?down)\b",
             "warning",
         ),
         (r"\b(?:debug|trace)\b", "debug"),
@@ -158,10 +161,24 @@ def _parse_text(text: str) -> ParsedLine:
     m3 = _SYSLOG_3164.match(stripped)
     if m3:
         return _from_3164(stripped, m3)
+    if "level=" in stripped or "lvl=" in stripped or "severity=" in stripped:
+        logfmt = _parse_logfmt(text)
+        if logfmt is not None:
+            return logfmt
     split = split_header(text)
     return ParsedLine(
         text=text, message=text[split.message_start :], level=split.level, app=split.tag, format="text"
     )
+
+
+def _parse_logfmt(text: str) -> ParsedLine | None:
+    """A logfmt line with a level key; its ``msg`` is the message when it has one."""
+    level = _LOGFMT_LEVEL.search(text)
+    if level is None:
+        return None
+    msg = _LOGFMT_MSG.search(text)
+    message = text if msg is None else (msg.group(1) if msg.group(1) is not None else msg.group(2))
+    return ParsedLine(text=text, message=message, level=normalize_level(level.group(1)), format="logfmt")
 
 
 def _pri_severity(pri: str | None) -> str | None:
@@ -195,6 +212,12 @@ def _from_3164(text: str, m: re.Match[str]) -> ParsedLine:
     )
 
 
+# JSON keys, most usual first; the upper-case ones are journald's export (``journalctl -o json``)
+_JSON_MESSAGE_KEYS = ("msg", "message", "line", "log", "text", "MESSAGE")
+_JSON_LEVEL_KEYS = ("level", "lvl", "severity", "priority", "PRIORITY")
+_JSON_APP_KEYS = ("app", "service", "logger", "tag", "unit", "SYSLOG_IDENTIFIER", "_SYSTEMD_UNIT", "_COMM")
+
+
 def _parse_json(text: str) -> ParsedLine | None:
     try:
         doc = json.loads(text)
@@ -203,20 +226,38 @@ def _parse_json(text: str) -> ParsedLine | None:
     if not isinstance(doc, dict):
         return None
     message = next(
-        (doc[k] for k in ("msg", "message", "line", "log", "text") if isinstance(doc.get(k), str)), None
+        (doc[k] for k in _JSON_MESSAGE_KEYS if isinstance(doc.get(k), str)), None
     )
     if message is None:
         return None
     level = next(
-        (normalize_level(doc[k]) for k in ("level", "lvl", "severity", "priority") if k in doc), None
+        (normalize_level(doc[k]) for k in _JSON_LEVEL_KEYS if k in doc), None
     )
     app = next(
-        (str(doc[k]) for k in ("app", "service", "logger", "tag", "unit") if isinstance(doc.get(k), str)),
+        (str(doc[k]) for k in _JSON_APP_KEYS if isinstance(doc.get(k), str)),
         None,
     )
     ts = next((_parse_ts(doc[k]) for k in ("ts", "time", "timestamp", "@timestamp") if k in doc), None)
-    host = doc.get("host") if isinstance(doc.get("host"), str) else None
-    return ParsedLine(text=text, message=message, ts=ts, level=level, host=host, app=app, format="json")
+    realtime = doc.get("__REALTIME_TIMESTAMP")  # journald: microseconds, as a string
+    if ts is None and isinstance(realtime, str) and realtime.isdigit():
+        ts = int(realtime) / 1e6
+    host = next((doc[k] for k in ("host", "hostname", "_HOSTNAME") if isinstance(doc.get(k), str)), None)
+    return ParsedLine(
+        text=text,
+        message=_scrub(message),
+        ts=ts,
+        level=level,
+        host=None if host is None else _scrub(host),
+        app=None if app is None else _scrub(app),
+        format="json",
+    )
+
+
+def _scrub(value: str) -> str:
+    """A JSON string may spell lone surrogates (``"\\ud868"``), which are not text: U+FFFD."""
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
 
 
 def _parse_ts(value: object) -> float | None:

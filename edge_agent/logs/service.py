@@ -9,6 +9,7 @@ all sources; windows and rate baselines are per source. Template state is saved 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,9 +20,12 @@ import structlog
 from edge_agent.errors import PayloadError
 from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.parse import ParsedLine, parse_line
+from edge_agent.logs.evidence import Evidence
+from edge_agent.logs.masking import PARAM
+from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
 from edge_agent.logs.templates import TemplateMatch, TemplateMiner
+from edge_agent.logs.values import extract
 from edge_agent.messages.alert import AlertMessage
 from edge_agent.messages.summary import SummaryMessage
 from edge_agent.records.logs import LogLabel, Outgoing, RawLine
@@ -31,17 +35,24 @@ __all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]
 
 _log = structlog.get_logger(__name__)
 _MAX_ALERT_KEYS = 10_000
+_MAX_WORD_CACHE = 20_000
+_LOUD = frozenset({"warning", "error", "critical"})
 
 
 class LineResult:
     """One classified line (what ``edge-agent logs classify`` prints)."""
 
-    __slots__ = ("label", "match", "parsed")
+    __slots__ = ("label", "match", "parsed", "said")
 
-    def __init__(self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel) -> None:
+    def __init__(
+        self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel, said: str | None = None
+    ) -> None:
         self.parsed = parsed
         self.match = match
         self.label = label
+        # the severity the line itself gives (stated level, words of trouble, parameter rules);
+        # None when only the model has an opinion
+        self.said = said
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,14 +82,25 @@ class LogService:
         if store is None and self.config.state_dir is not None:
             store = FileStore(Path(self.config.state_dir))
         self._store = store
-        miner = self._restore() or TemplateMiner(max_templates=self.config.max_templates)
+        miner, history = self._restore()
+        miner = miner or TemplateMiner(max_templates=self.config.max_templates)
         self.classifier = LineClassifier(model, anomaly_threshold=self.config.anomaly_threshold, miner=miner)
+        self.evidence = Evidence(
+            miner.canonical,
+            threshold=self.config.anomaly_threshold,
+            max_templates=self.config.max_templates,
+            absorbed_others=miner.absorbed_others,
+        )
+        if history is not None:
+            self._load_history(history)
         self._windows: dict[str, SourceWindow] = {}
         self._info: dict[int, TemplateInfo] = {}
         self._last_alert: dict[tuple[str, int], float] = {}
         self._suppressed: dict[tuple[str, int], int] = {}
         self._last_save = time.monotonic()
         self._dirty = False
+        self._words: dict[tuple[int, str], str | None] = {}
+        self._const_values: dict[tuple[int, str], list[tuple[str, str]]] = {}
 
     @property
     def miner(self) -> TemplateMiner:
@@ -95,7 +117,7 @@ class LogService:
     def ingest(self, source: str, lines: Sequence[RawLine], now: float) -> list[Outgoing]:
         """Process ``lines`` of ``source`` received at ``now`` (epoch seconds)."""
         out: list[Outgoing] = []
-        for result in self.process(lines):
+        for result in self.process(lines, source):
             window = self._window(source, now, out)
             window.add(
                 result.match.template_id,
@@ -104,8 +126,10 @@ class LogService:
                 result.parsed.text,
                 result.parsed.truncated,
                 self.config.max_anomalies,
+                self._values(result),
+                result.said,
             )
-            alert = self._maybe_alert(source, result, now)
+            alert = self._maybe_alert(source, result, now, window)
             if alert is not None:
                 out.append(alert)
             if window.due(now, self.config) == "lines":
@@ -137,8 +161,9 @@ class LogService:
 
     # -- lines ----------------------------------------------------------------------------------
 
-    def process(self, lines: Sequence[RawLine | str]) -> list[LineResult]:
-        """Parse, template and label lines (no windows): the classify path."""
+    def process(self, lines: Sequence[RawLine | str], source: str = "-") -> list[LineResult]:
+        """Parse, template and label lines of ``source`` (no windows): the classify path. The
+        anomaly flag weighs each label against the source's template history (``evidence.py``)."""
         parsed = [parse_line(line, self.config.max_line_chars) for line in lines]
         matches = [self.miner.add_message(p.message) for p in parsed]
         self._dirty = self._dirty or bool(parsed)
@@ -147,12 +172,41 @@ class LogService:
         )
         results = []
         for p, m, base in zip(parsed, matches, bases, strict=True):
-            label = self.classifier.line_label(base, p)
+            line_label = self.classifier.line_label(base, p)
+            # a parameter rule's severity, else the level the line states, else its words
+            if line_label.score > base.score:
+                trouble: str | None = line_label.severity
+            else:
+                trouble = p.level if p.level is not None else self._trouble(m)
+            label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble)
             info = self._info.get(m.template_id)
             if info is None or info.template != m.template or info.label is not base:
                 self._info[m.template_id] = TemplateInfo(m.template, base)
-            results.append(LineResult(p, m, label))
+            results.append(LineResult(p, m, label, trouble if trouble is not None else p.level))
         return results
+
+    def _values(self, result: LineResult) -> list[tuple[str, str]]:
+        """IPs, users, devices... of a line; a template without parameters has the same ones on
+        every line, read once (cached with the words)."""
+        if PARAM in result.match.template:
+            return extract(result.parsed.message)
+        key = (result.match.template_id, result.match.template)
+        pairs = self._const_values.get(key)
+        if pairs is None:
+            if len(self._const_values) >= _MAX_WORD_CACHE:
+                self._const_values.clear()
+            pairs = self._const_values[key] = extract(result.parsed.message)
+        return pairs
+
+    def _trouble(self, match: TemplateMatch) -> str | None:
+        """The severity the template's own words say (None: info or lower; cached)."""
+        key = (match.template_id, match.template)
+        if key not in self._words:
+            if len(self._words) >= _MAX_WORD_CACHE:
+                self._words.clear()
+            severity = infer_severity(match.template)
+            self._words[key] = severity if severity in _LOUD else None
+        return self._words[key]
 
     def _window(self, source: str, now: float, out: list[Outgoing]) -> SourceWindow:
         """The source's open window; at ``max_sources``, the longest idle source is dropped
@@ -186,7 +240,9 @@ class LogService:
         msg: SummaryMessage = window.close(now, reason, self.config, self._info, len(self.miner))
         return Outgoing(topic_suffix=SummaryMessage.topic_suffix(window.source), payload=msg.to_dict())
 
-    def _maybe_alert(self, source: str, result: LineResult, now: float) -> Outgoing | None:
+    def _maybe_alert(
+        self, source: str, result: LineResult, now: float, window: SourceWindow
+    ) -> Outgoing | None:
         label = result.label
         critical = label.severity == "critical" or label.score >= self.config.alert_threshold
         if not (label.anomaly and critical):
@@ -208,6 +264,7 @@ class LogService:
             score=label.score,
             line_ts=result.parsed.ts,
             suppressed=self._suppressed.pop(key, 0),
+            values=window.values_of(result.match.template_id).top(),
         )
         return Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict())
 
@@ -217,20 +274,27 @@ class LogService:
         """Write the template state now (atomic, through the store)."""
         if self._store is None:
             return
-        self._store.save(self.config.state_key, self.miner.to_json())
+        self._store.save(self.config.state_key, self.miner.to_json({"sources": self.evidence.to_dict()}))
         self._last_save = time.monotonic()
         self._dirty = False
 
-    def _restore(self) -> TemplateMiner | None:
+    def _restore(self) -> tuple[TemplateMiner | None, Any]:
+        """The saved miner and the per-source history saved with it (None, None when none)."""
         if self._store is None:
-            return None
+            return None, None
         data = self._store.load(self.config.state_key)
         if data is None:
-            return None
+            return None, None
         try:
             miner = TemplateMiner.from_json(data, max_templates=self.config.max_templates)
         except PayloadError as exc:
             _log.warning("logs.state_unreadable", key=self.config.state_key, reason=str(exc))
-            return None
+            return None, None
         _log.info("logs.state_restored", templates=len(miner))
-        return miner
+        return miner, json.loads(data).get("sources")
+
+    def _load_history(self, history: Any) -> None:
+        try:
+            self.evidence.load_dict(history)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            _log.warning("logs.history_unreadable", key=self.config.state_key, reason=str(exc))

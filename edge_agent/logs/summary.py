@@ -8,6 +8,7 @@ from typing import Any
 
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.labels import SEVERITIES
+from edge_agent.logs.values import ValueCounts
 from edge_agent.messages.summary import SummaryMessage
 from edge_agent.records.logs import LogLabel
 
@@ -18,6 +19,9 @@ _MAX_NEW = 10
 _MAX_SURGING = 10
 _MIN_BASELINE = 1e-6
 _DROP_BASELINE = 1e-4
+_LOUD = frozenset({"warning", "error", "critical"})
+# the kind of value a headline names, most telling first, and its plural
+_STORY_KINDS = (("ip", "IPs"), ("host", "hosts"), ("user", "users"), ("device", "devices"), ("unit", "units"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +47,31 @@ class SourceWindow:
     anomalies: list[dict[str, Any]] = field(default_factory=list)
     anomaly_count: int = 0
     baseline: dict[int, float] = field(default_factory=dict)
+    values: dict[int, ValueCounts] = field(default_factory=dict)
+    said: Counter[str] = field(default_factory=Counter)
+    loud_lines: Counter[int] = field(default_factory=Counter)
+    severe_lines: Counter[int] = field(default_factory=Counter)
     windows_closed: int = 0
     last_seen: float = 0.0
 
     def add(
-        self, template_id: int, new: bool, label: LogLabel, line: str, truncated: bool, max_anomalies: int
+        self,
+        template_id: int,
+        new: bool,
+        label: LogLabel,
+        line: str,
+        truncated: bool,
+        max_anomalies: int,
+        values: list[tuple[str, str]] | None = None,
+        said: str | None = None,
     ) -> None:
         self.lines += 1
+        if said in _LOUD:
+            self.said[said] += 1
+            self.loud_lines[template_id] += 1
+            self.severe_lines[template_id] += said != "warning"
+        if values:
+            self.values_of(template_id).add(values)
         self.truncated += truncated
         self.severities[label.severity] += 1
         self.counts[template_id] += 1
@@ -59,6 +81,13 @@ class SourceWindow:
         if label.anomaly:
             self.anomaly_count += 1
             self._keep_anomaly(template_id, label, line, max_anomalies)
+
+    def values_of(self, template_id: int) -> ValueCounts:
+        """The value counts of a template in this window (created empty)."""
+        counts = self.values.get(template_id)
+        if counts is None:
+            counts = self.values[template_id] = ValueCounts()
+        return counts
 
     def _keep_anomaly(self, template_id: int, label: LogLabel, line: str, cap: int) -> None:
         if cap == 0:
@@ -97,11 +126,13 @@ class SourceWindow:
             {
                 k: v
                 for k, v in self._template_item(tid, self.counts[tid], info).items()
-                if k in ("template_id", "template", "count", "example", "severity", "category")
+                if k in ("template_id", "template", "count", "example", "severity", "category", "values")
             }
             for tid in sorted(self.new_ids, key=lambda t: -self.counts[t])[:_MAX_NEW]
         ]
         counts = {s: self.severities.get(s, 0) for s in SEVERITIES}
+        story = self._story(info)
+        said = {s: self.said.get(s, 0) for s in SEVERITIES}
         msg = SummaryMessage(
             source=self.source,
             start=self.start,
@@ -116,14 +147,15 @@ class SourceWindow:
             anomaly_count=self.anomaly_count,
             truncated_lines=self.truncated,
             templates_known=templates_known,
-            headline=headline(self.source, self.lines, counts, new, surging, self.anomaly_count),
+            story=story,
+            headline=headline(self.source, self.lines, said, new, surging, self.anomaly_count, story),
         )
         self._reset(now)
         return msg
 
     def _template_item(self, tid: int, count: int, info: dict[int, TemplateInfo]) -> dict[str, Any]:
         ti = info.get(tid)
-        return {
+        item = {
             "template_id": tid,
             "template": ti.template if ti else "",
             "count": count,
@@ -131,6 +163,20 @@ class SourceWindow:
             "severity": ti.label.severity if ti else "info",
             "category": ti.label.category if ti else "other",
         }
+        if tid in self.values:
+            item["values"] = self.values[tid].top()
+        return item
+
+    def _story(self, info: dict[int, TemplateInfo]) -> dict[str, Any] | None:
+        """The template the headline tells about: the one with the most lines at error or worse
+        by their own account (stated level, words, parameters), then at warning, or else with
+        anomalies;
+        None when the window holds neither."""
+        loud = set(self.loud_lines) | {a["template_id"] for a in self.anomalies}
+        if not loud:
+            return None
+        tid = max(loud, key=lambda t: (self.severe_lines[t], self.loud_lines[t], self.counts[t]))
+        return self._template_item(tid, self.counts.get(tid, 0), info)
 
     def _surging(
         self, duration: float, cfg: LogsConfig, info: dict[int, TemplateInfo]
@@ -175,6 +221,10 @@ class SourceWindow:
         self.examples = {}
         self.new_ids = set()
         self.anomalies = []
+        self.values = {}
+        self.said = Counter()
+        self.loud_lines = Counter()
+        self.severe_lines = Counter()
         self.windows_closed += 1
 
     def remap(self, canonical: dict[int, int]) -> None:
@@ -190,6 +240,10 @@ class SourceWindow:
             self.examples.setdefault(canonical.get(tid, tid), ex)
         for a in self.anomalies:
             a["template_id"] = canonical.get(a["template_id"], a["template_id"])
+        self.loud_lines = _remapped(self.loud_lines, canonical)
+        self.severe_lines = _remapped(self.severe_lines, canonical)
+        for tid in [t for t in self.values if t in canonical]:
+            self.values_of(canonical[tid]).merge(self.values.pop(tid))
         baseline: dict[int, float] = {}
         for tid, rate in self.baseline.items():
             key = canonical.get(tid, tid)
@@ -197,8 +251,28 @@ class SourceWindow:
         self.baseline = baseline
 
 
+def _remapped(counts: Counter[int], canonical: dict[int, int]) -> Counter[int]:
+    out: Counter[int] = Counter()
+    for tid, n in counts.items():
+        out[canonical.get(tid, tid)] += n
+    return out
+
+
 def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _story_text(item: dict[str, Any]) -> str:
+    """``520× Failed password for <*> from <*> port <*> <*> from 8 IPs, top 203.0.113.7 (285)``"""
+    text = f"{item['count']}× {_short(item['template'], 48)}"
+    values = item.get("values") or {}
+    for kind, plural in _STORY_KINDS:
+        if kind in values:
+            distinct = values[kind]["distinct"]
+            top_value, top_count = values[kind]["top"][0]
+            where = f"{distinct} {plural}, top " if distinct > 1 else ""
+            return f"{text} from {where}{_short(str(top_value), 40)} ({top_count})"
+    return text
 
 
 def headline(
@@ -208,14 +282,20 @@ def headline(
     new: list[dict[str, Any]],
     surging: list[dict[str, Any]],
     anomalies: int,
+    story: dict[str, Any] | None = None,
 ) -> str:
-    """One line a person can read on a phone (about 160 characters at most)."""
+    """One line a person can read on a phone (about 160 characters at most): the lines at
+    warning or worse by their own account (``counts``: stated levels, words, parameters; not the
+    model's guesses), then the story (the loudest template, how often, from how many
+    IPs/hosts/users and the top one), then surges and new templates."""
     parts = [f"{source}: {lines} lines"]
     for sev, word in (("critical", "critical"), ("error", "errors"), ("warning", "warnings")):
         if counts.get(sev):
             parts.append(f"{counts[sev]} {word if counts[sev] != 1 or sev == 'critical' else sev}")
     head = ", ".join(parts)
     extra = []
+    if story is not None:
+        extra.append(_story_text(story))
     if anomalies:
         extra.append(f"{anomalies} anomal{'y' if anomalies == 1 else 'ies'}")
     if surging:

@@ -76,6 +76,7 @@ class TemplateMiner:
         self._max = max_templates
         self._drain = self._new_drain()
         self._alias: dict[int, int] = {}
+        self._absorbers: set[int] = set()  # ids that took other templates in
         self._skeletons: dict[tuple[str, ...], set[int]] = {}
         # (length, position, token) -> ids of templates with that constant token there
         self._postings: dict[tuple[int, int, str], set[int]] = {}
@@ -203,9 +204,14 @@ class TemplateMiner:
             self._skeletons.setdefault(key, set()).add(cluster.cluster_id)
         self._post(cluster, add=True)
 
+    def absorbed_others(self, template_id: int) -> bool:
+        """Whether other template ids now resolve to ``template_id`` (templates merged into it)."""
+        return template_id in self._absorbers
+
     def _absorb(self, keep: LogCluster, other: int) -> None:
         gone = self._drain.id_to_cluster.pop(other, None)
         self._alias[other] = keep.cluster_id
+        self._absorbers.add(keep.cluster_id)
         if gone is None:
             return  # already evicted
         self._unindex(gone)
@@ -238,7 +244,8 @@ class TemplateMiner:
 
     # -- persistence -------------------------------------------------------------------------
 
-    def to_json(self) -> bytes:
+    def to_json(self, extra: dict[str, Any] | None = None) -> bytes:
+        """The state as versioned JSON; ``extra`` keys (e.g. per-source history) ride along."""
         clusters = sorted(self._drain.clusters, key=lambda c: c.cluster_id)
         doc: dict[str, Any] = {
             "format": STATE_FORMAT,
@@ -249,6 +256,7 @@ class TemplateMiner:
                 {"id": c.cluster_id, "tokens": list(c.log_template_tokens), "count": c.size} for c in clusters
             ],
             "aliases": {str(old): self.canonical(old) for old in sorted(self._alias)},
+            **(extra or {}),
         }
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -274,6 +282,7 @@ class TemplateMiner:
                 miner._reindex(cluster)
             drain.clusters_counter = max(int(doc["next_id"]), max(drain.id_to_cluster.keys(), default=0))
             miner._alias = {int(k): int(v) for k, v in dict(doc.get("aliases", {})).items()}
+            miner._absorbers = set(miner._alias.values())
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PayloadError(f"template state is malformed: {exc}") from exc
         return miner

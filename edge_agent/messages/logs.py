@@ -1,9 +1,12 @@
 """Input ``{prefix}/{site}/logs/{source}``: log lines of one source (a device, a daemon).
 
 Payload, one of:
-- text: one or more lines, newline separated (``kernel: eth0 link down\\nkernel: eth0 link up``);
-- a JSON object ``{"msg": "...", "ts": 1700000000.5, "level": "warning"}`` (``line`` may replace ``msg``);
-- a JSON array of such objects (or of strings).
+- a JSON object ``{"msg": "...", "ts": 1700000000.5, "level": "warning"}`` (``line`` may replace ``msg``),
+  or one entry of journald's JSON export (``MESSAGE``, ``PRIORITY``, ``__REALTIME_TIMESTAMP``);
+- a JSON array of such objects (or of strings);
+- anything else is text: one or more lines, newline separated (``kernel: eth0 link down\\nkernel: eth0
+  link up``). dmesg (``[    1.234] ...``), syslog, logfmt and newline-separated JSON (``journalctl -o
+  json``) are text lines; each line is parsed on its own (``edge_agent.logs.parse``).
 """
 
 from __future__ import annotations
@@ -44,10 +47,8 @@ def parse_lines(raw: bytes) -> list[RawLine]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PayloadError(f"log payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
-        lines = _from_json(loads_object(raw))
-    else:
+    lines = _documented_json(raw, text) if text.lstrip()[:1] in ("{", "[") else None
+    if lines is None:
         lines = [RawLine(text=line) for line in text.splitlines() if line.strip()]
     if not lines:
         raise PayloadError("log payload holds no lines")
@@ -56,26 +57,51 @@ def parse_lines(raw: bytes) -> list[RawLine]:
     return lines
 
 
-def _from_json(data: Any) -> list[RawLine]:
+def _documented_json(raw: bytes, text: str) -> list[RawLine] | None:
+    """The entries of a payload in one of the documented JSON shapes; None when it is not one
+    (then it is text: a dmesg line starts with "[", a journald export holds one object a line)."""
+    try:
+        data = loads_object(raw)
+    except PayloadError:
+        return None
     items = data if isinstance(data, list) else [data]
-    return [_line(item, i) for i, item in enumerate(items)]
+    lines = [_line(item) for item in items]
+    if not items or any(line is None for line in lines):
+        return None
+    return [line for line in lines if line is not None]
 
 
-def _line(item: Any, index: int) -> RawLine:
+def _line(item: Any) -> RawLine | None:
+    """One documented entry: a string, ``{"msg"|"line", "ts"?, "level"?}`` or a journald entry."""
     if isinstance(item, str):
         return RawLine(text=item)
     if not isinstance(item, dict):
-        raise PayloadError(f"log entry {index} must be an object or a string")
+        return None
+    if isinstance(item.get("MESSAGE"), str) and "msg" not in item and "line" not in item:
+        return _journald(item)
     text = item.get("msg", item.get("line"))
-    if not isinstance(text, str):
-        raise PayloadError(f"log entry {index} needs a string 'msg' or 'line'")
     ts = item.get("ts")
-    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float))):
-        raise PayloadError(f"log entry {index}: 'ts' must be a number (seconds since the epoch)")
     level = item.get("level")
-    if level is not None and not isinstance(level, str):
-        raise PayloadError(f"log entry {index}: 'level' must be a string")
+    if (
+        not isinstance(text, str)
+        or (ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float))))
+        or (level is not None and not isinstance(level, str))
+    ):
+        return None
     return RawLine(text=text, ts=None if ts is None else float(ts), level=level)
+
+
+def _journald(item: dict[str, Any]) -> RawLine:
+    """An entry of ``journalctl -o json``: MESSAGE, PRIORITY ("0".."7"), __REALTIME_TIMESTAMP (µs)."""
+    us = item.get("__REALTIME_TIMESTAMP")
+    prio = item.get("PRIORITY")
+    tag = item.get("SYSLOG_IDENTIFIER")
+    text = str(item["MESSAGE"])
+    return RawLine(
+        text=f"{tag}: {text}" if isinstance(tag, str) and tag else text,
+        ts=int(us) / 1e6 if isinstance(us, str) and us.isdigit() else None,
+        level=prio if isinstance(prio, str) and prio.isdigit() else None,
+    )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Example::
 
-    {"schema": "edge-agent/log-summary/1", "source": "gw-kernel",
+    {"schema": "edge-agent/log-summary/2", "source": "gw-kernel",
      "window": {"start": 1764500000.0, "end": 1764500060.0, "lines": 1520, "reason": "time"},
      "severity_counts": {"debug": 0, "info": 1490, "notice": 0, "warning": 22, "error": 7, "critical": 1},
      "top_templates": [{"template_id": 3, "template": "eth0: link <*>", "count": 600,
@@ -14,7 +14,15 @@ Example::
      "anomalies": [{"line": "...", "template_id": 41, "severity": "error", "category": "storage",
                     "score": 0.91}],
      "anomaly_count": 2, "truncated_lines": 0, "templates_known": 57,
-     "headline": "gw-kernel: 1520 lines, 1 critical, 7 errors; 1 new event: mmc0: error <*> whilst ..."}
+     "story": {"template_id": 41, "template": "mmc0: error <*> whilst initialising SD card", "count": 2,
+               "example": "mmc0: error -110 whilst initialising SD card", "severity": "error",
+               "category": "storage", "values": {"device": {"distinct": 1, "top": [["mmc0", 2]]}}},
+     "headline": "gw-kernel: 1520 lines, 1 critical, 7 errors; 2× mmc0: error <*> whilst initialising SD card
+                  from mmc0 (2); 2 anomalies; 1 new: mmc0: error <*> whilst initialising SD card"}
+
+Template items (top, new, story) carry ``values`` when their lines named any: per kind (``ip``,
+``user``, ``host``, ``port``, ``device``, ``unit``) the number of distinct values and the top three
+with their counts (``edge_agent.logs.values``).
 
 ``rate`` and ``baseline`` are lines per second; ``baseline`` is the template's moving average
 (EWMA) over earlier windows.
@@ -30,7 +38,7 @@ from edge_agent.messages.base import SourceMessage
 __all__ = ["SCHEMA", "SUFFIX", "SummaryMessage"]
 
 SUFFIX = "summary"
-SCHEMA = "edge-agent/log-summary/1"
+SCHEMA = "edge-agent/log-summary/2"
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,7 @@ class SummaryMessage(SourceMessage):
     anomaly_count: int = 0
     truncated_lines: int = 0
     templates_known: int = 0
+    story: dict[str, Any] | None = None
 
     SUFFIX: ClassVar[str] = SUFFIX
     SCHEMA: ClassVar[str | int] = SCHEMA
@@ -70,5 +79,6 @@ class SummaryMessage(SourceMessage):
             "anomaly_count": self.anomaly_count,
             "truncated_lines": self.truncated_lines,
             "templates_known": self.templates_known,
+            "story": self.story,
             "headline": self.headline,
         }
