@@ -119,3 +119,13 @@ def test_lease_renewals_address_records_and_time_sync_are_routine(model: Model, 
     (label,) = LineClassifier(model, heads=HEADS).classify([line])
     assert not label.anomaly, label
     assert severity_rank(label.severity) < severity_rank("warning")
+
+
+def test_an_unsure_category_is_reported_as_other() -> None:
+    from edge_agent.logs.classifier import CATEGORY_MIN_P, pick_label
+
+    labels = ["kernel", "network", "other"]
+    assert pick_label(labels, [4.0, 0.0, 0.0], "other", CATEGORY_MIN_P) == "kernel"  # p = 0.96
+    assert pick_label(labels, [0.3, 0.2, 0.1], "other", CATEGORY_MIN_P) == "other"  # p = 0.37
+    assert pick_label(labels, [0.3, 0.2, 0.1], "other") == "kernel"  # no floor: the argmax
+    assert pick_label(labels, [0.0, 0.0, 0.0, 9.0], "other") == "other"  # beyond the labels

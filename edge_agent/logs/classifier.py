@@ -20,13 +20,16 @@ from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
 from edge_agent.logs.templates import TemplateMiner
 from edge_agent.records.logs import LogLabel
 
-__all__ = ["LineClassifier", "LogModel", "RuleModel", "severity_rank"]
+__all__ = ["CATEGORY_MIN_P", "LineClassifier", "LogModel", "RuleModel", "pick_label", "severity_rank"]
 
 _RANK = {name: i for i, name in enumerate(SEVERITIES)}
 _MAX_MODEL_CHARS = 400
 _BATCH = 32
 _CALM_LEVELS = frozenset({"debug", "info", "notice"})
 _CALM_FACTOR = 0.5
+# below this probability the model's category is reported as "other": on logs unlike any it learnt
+# from, a plain "other" is better than a confident wrong category
+CATEGORY_MIN_P = 0.5
 _EMPTY = LogLabel(severity="info", category="other", anomaly=False, score=0.0)
 
 
@@ -295,14 +298,20 @@ class LineClassifier:
             for row, (key, _) in enumerate(chunk):
                 score = _sigmoid(float(np.asarray(anom).reshape(-1)[row]))
                 out[key] = LogLabel(
-                    severity=self._pick(self._sev_labels, sev[row], "info"),
-                    category=self._pick(self._cat_labels, cat[row], "other"),
+                    severity=pick_label(self._sev_labels, sev[row], "info"),
+                    category=pick_label(self._cat_labels, cat[row], "other", CATEGORY_MIN_P),
                     anomaly=score >= self._threshold,
                     score=round(score, 4),
                 )
         return out
 
-    @staticmethod
-    def _pick(labels: list[str], logits: Any, default: str) -> str:
-        idx = int(np.argmax(np.asarray(logits)))
-        return labels[idx] if 0 <= idx < len(labels) else default
+
+def pick_label(labels: list[str], logits: Any, default: str, min_p: float = 0.0) -> str:
+    """The most likely label of a head, or ``default`` when its probability is under ``min_p``."""
+    z = np.asarray(logits, dtype=np.float64).reshape(-1)
+    idx = int(np.argmax(z))
+    if not 0 <= idx < len(labels):
+        return default
+    if min_p > 0.0 and 1.0 / float(np.exp(z - z[idx]).sum()) < min_p:
+        return default
+    return labels[idx]
