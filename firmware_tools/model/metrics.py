@@ -171,5 +171,6 @@ def paired_test(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     right, how many only ``b``, and the chance of a split at least this uneven if they were level."""
     a_only, b_only = int((a & ~b).sum()), int((b & ~a).sum())
     n, k = a_only + b_only, min(a_only, b_only)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n if n else 1.0
+    # integer arithmetic: 2.0**n overflows a float past n = 1023 discordant examples
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n) if n else 1.0
     return {"a_only": a_only, "b_only": b_only, "p": round(min(1.0, 2.0 * tail), 4)}
