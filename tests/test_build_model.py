@@ -91,6 +91,20 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
+    # real log lines: --log-dir reaches the build (a folder per training system, written here)
+    from firmware_tools.data.loghub import TRAIN_SYSTEMS
+
+    logs = tmp_path / "loghub"
+    for system in TRAIN_SYSTEMS:
+        (logs / system).mkdir(parents=True)
+        lines = [f"2026-01-05 10:00:0{i} INFO {system} worker {i} finished job" for i in range(3)]
+        (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rows = "".join(f"{i},INFO,x\n" for i in range(3))
+        (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
+    proc = _edge_fw("build-model", "--tiny", "--out", str(again), "--work", str(work), "--log-dir", str(logs))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "424 log lines" in proc.stdout  # 400 generated + 24 real
+    assert load_bundle(again).manifest["build"]["real_logs"] is True
     proc = _edge_fw("build-model", "--tiny", "--out", str(again), "--redo", "teachers")
     assert proc.returncode != 0 and "unknown stage 'teachers'" in proc.stderr
 

@@ -85,6 +85,7 @@ def _run(args: argparse.Namespace) -> int:
         tiny=args.tiny,
         seed=args.seed,
         data_dir=args.data_dir,
+        log_dir=args.log_dir,
         encoder=args.encoder,
         work=args.work,
         redo=redo,
