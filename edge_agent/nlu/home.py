@@ -30,24 +30,47 @@ from edge_agent.errors import EdgeAgentError
 __all__ = ["DOMAINS", "FUZZY_THRESHOLD", "Entity", "Home", "HomeFileError", "canonical_key"]
 
 FUZZY_THRESHOLD = 0.82
-# Home Assistant entity domains the intents can address (tests/test_home.py checks that every
-# domain the slot code names is here); a home file's entity with another domain is refused
+# Home Assistant entity domains a home file may name: those the intents address (tests/test_home.py
+# checks that every domain the slot code names is here) and the other common HA entity domains, so
+# that a home exported from HA loads; a domain outside this list (a typo: "vaccum") is refused
 DOMAINS: tuple[str, ...] = (
+    "alarm_control_panel",
     "binary_sensor",
+    "button",
+    "calendar",
+    "camera",
     "climate",
+    "counter",
     "cover",
+    "device_tracker",
     "fan",
+    "humidifier",
+    "input_boolean",
+    "input_button",
+    "input_number",
+    "input_select",
+    "input_text",
     "lawn_mower",
     "light",
     "lock",
     "media_player",
+    "number",
     "person",
+    "remote",
     "scene",
     "script",
+    "select",
     "sensor",
+    "siren",
     "switch",
+    "timer",
+    "todo",
+    "update",
     "vacuum",
     "valve",
+    "water_heater",
+    "weather",
+    "zone",
 )
 _ARTICLES = re.compile(r"^(?:the|my|our|a|an)\s+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
