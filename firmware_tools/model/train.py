@@ -27,7 +27,6 @@ __all__ = [
     "Targets",
     "compile_heads",
     "fit",
-    "fit_arrays",
     "make_targets",
     "predict_logits",
     "progress",
@@ -146,18 +145,17 @@ def fit(
     log_weight: float = 0.5,
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others."""
-    fit_arrays(
-        net.model,
-        data.ids,
-        data.y,
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        kd=kd,
-        seed=seed,
-        desc=desc,
-        log_weight=log_weight,
+    n = len(data.ids)
+    steps = int(np.ceil(n / batch)) * epochs
+    soft = data.y["slots"].shape[-1] > 2
+    compile_heads(net.model, lr=lr, steps=steps, kd=kd, soft_slots=soft, log_weight=log_weight)
+    ds = (
+        tf.data.Dataset.from_tensor_slices((data.ids, data.y))
+        .shuffle(n, seed=seed, reshuffle_each_iteration=True)
+        .batch(batch)
+        .prefetch(2)
     )
+    net.model.fit(ds, epochs=epochs, verbose=0, callbacks=[progress(steps, desc)])
 
 
 def compile_heads(
@@ -185,33 +183,6 @@ def compile_heads(
             "anomaly": 1.0,
         },
     )
-
-
-def fit_arrays(
-    model: keras.Model,
-    inputs: Any,
-    y: dict[str, np.ndarray],
-    *,
-    epochs: int,
-    batch: int,
-    lr: float,
-    kd: KD,
-    seed: int,
-    desc: str,
-    log_weight: float = 0.5,
-) -> None:
-    """Train a model with the five heads on packed targets (see ``make_targets``)."""
-    n = len(y["intent"])
-    steps = int(np.ceil(n / batch)) * epochs
-    soft = y["slots"].shape[-1] > 2
-    compile_heads(model, lr=lr, steps=steps, kd=kd, soft_slots=soft, log_weight=log_weight)
-    ds = (
-        tf.data.Dataset.from_tensor_slices((inputs, y))
-        .shuffle(n, seed=seed, reshuffle_each_iteration=True)
-        .batch(batch)
-        .prefetch(2)
-    )
-    model.fit(ds, epochs=epochs, verbose=0, callbacks=[progress(steps, desc)])
 
 
 def progress(steps: int, desc: str) -> keras.callbacks.Callback:
