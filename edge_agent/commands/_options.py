@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from edge_agent.runtime.cachedir import make_dir, parse_setting, weight_cache_dir
 
@@ -35,3 +36,21 @@ def cache_dir_for(args: argparse.Namespace, backend: str) -> Path | None:
             )
             return None
     return directory
+
+
+def open_task_model(args: argparse.Namespace, bundle: Any, task: str) -> Any:
+    """``bundle``'s model for one task, as the command's options say (backend, threads,
+    residency, weight budget, weight cache). Imports the runtime only when called."""
+    from edge_agent.runtime.backend import load_backend
+    from edge_agent.runtime.model import Model
+
+    backend = load_backend(args.backend)
+    return Model(
+        bundle,
+        backend=backend,
+        threads=args.threads,
+        residency=args.residency,
+        weight_budget_mb=args.weight_budget_mb,
+        tasks=(task,),
+        weight_cache_dir=cache_dir_for(args, backend.name),
+    )

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import orjson
 
-from edge_agent.commands._options import add_weight_cache, cache_dir_for
+from edge_agent.commands._options import add_weight_cache, open_task_model
 from edge_agent.errors import EdgeAgentError
 from edge_agent.records.intent import IntentResult
 
@@ -97,23 +97,12 @@ def _main(args: argparse.Namespace) -> int:
     _lean_start()
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
-    from edge_agent.runtime.backend import load_backend
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
-    from edge_agent.runtime.model import Model
 
     try:
         home = Home.load(args.home) if args.home else None
         bundle = load_bundle(args.bundle or default_bundle_path())
-        backend = load_backend(args.backend)
-        model = Model(
-            bundle,
-            backend=backend,
-            threads=args.threads,
-            residency=args.residency,
-            weight_budget_mb=args.weight_budget_mb,
-            tasks=("intents",),
-            weight_cache_dir=cache_dir_for(args, backend.name),
-        )
+        model = open_task_model(args, bundle, "intents")
     except EdgeAgentError as exc:
         print(f"edge-agent intents: {exc}", file=sys.stderr)
         return 2

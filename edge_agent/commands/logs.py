@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
-from edge_agent.commands._options import add_weight_cache, cache_dir_for
+from edge_agent.commands._options import add_weight_cache, open_task_model
 from edge_agent.errors import ConfigError, EdgeAgentError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import decode_line
@@ -97,9 +97,7 @@ def read_lines(fh: IO[bytes]) -> Iterator[tuple[str, bool]]:
 def _load_model(args: argparse.Namespace) -> Any:
     if args.no_model:
         return None
-    from edge_agent.runtime.backend import load_backend
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
-    from edge_agent.runtime.model import Model
 
     path = args.bundle or default_bundle_path()
     if args.bundle is None and not (Path(path) / "manifest.json").exists():
@@ -107,16 +105,7 @@ def _load_model(args: argparse.Namespace) -> Any:
         return None
     if args.residency == "auto" and args.weight_budget_mb is None:
         raise ConfigError("--residency auto needs --weight-budget-mb (MB of weights to keep mapped)")
-    backend = load_backend(args.backend)
-    return Model(
-        load_bundle(path),
-        backend=backend,
-        threads=args.threads,
-        residency=args.residency,
-        weight_budget_mb=args.weight_budget_mb,
-        tasks=("logs",),
-        weight_cache_dir=cache_dir_for(args, backend.name),
-    )
+    return open_task_model(args, load_bundle(path), "logs")
 
 
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:
