@@ -25,6 +25,7 @@ from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.nlu.home import DOMAINS
 from edge_agent.runtime.config import RuntimeConfig
+from edge_agent.runtime.sla import SlaConfig
 from edge_agent.store.config import ReliabilityConfig
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "MqttConfig",
     "PipelineConfig",
     "RuntimeConfig",
+    "SlaConfig",
     "TlsConfig",
     "TopicsConfig",
     "format_validation_error",
@@ -240,6 +242,10 @@ class Config(_Section):
         description="Wyoming intent and handle service for Home Assistant (docs/home-assistant.md)",
     )
     reliability: ReliabilityConfig = Field(default_factory=lambda: ReliabilityConfig.model_validate({}))
+    sla: SlaConfig = Field(
+        default_factory=lambda: SlaConfig.model_validate({}),
+        description="latency budgets and thermal limit of the degradation ladder (docs/sla.md)",
+    )
 
     @field_validator("site_id")
     @classmethod
@@ -353,6 +359,8 @@ def _resolve_relative(config: Config, base: Path) -> None:
     if rel.bundles.trust_store is not None and not rel.bundles.trust_store.is_absolute():
         rel.bundles.trust_store = base / rel.bundles.trust_store
     rel.bundles.install_from = [p if p.is_absolute() else base / p for p in rel.bundles.install_from]
+    if config.sla.thermal_path is not None and not config.sla.thermal_path.is_absolute():
+        config.sla.thermal_path = base / config.sla.thermal_path
 
 
 def _read_password(mqtt: MqttConfig, env: dict[str, str], base: Path | None = None) -> str | None:
