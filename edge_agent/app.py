@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
@@ -47,6 +48,8 @@ from edge_agent.pipeline.handlers import (
 )
 from edge_agent.pipeline.pacing import CpuPacer
 from edge_agent.pipeline.service import Pipeline
+from edge_agent.records.sla import LADDERS
+from edge_agent.runtime.sla import SlaMonitor, ladder_steps
 from edge_agent.sdnotify import Notifier, Watchdog
 from edge_agent.security import redact_event
 from edge_agent.store import FileStore
@@ -98,6 +101,20 @@ class _NoLogService:
         return [self.dead.outcome(env, "log summaries are not available in this build") for env in batch]
 
 
+class _FollowingHome:
+    """The small variant's recognizer, resolving against the home of the recognizer in service
+    (runtime control and HA learning replace that one's home)."""
+
+    def __init__(self, small: Any, served: Any) -> None:
+        self.small = small
+        self.served = served
+
+    def recognize(self, texts: Any, context_area: str | None = None) -> Any:
+        if self.served is not None:
+            self.small.home = self.served.home
+        return self.small.recognize(texts, context_area)
+
+
 class Agent:
     """One running agent: transport + pipeline + handlers for one site."""
 
@@ -111,6 +128,9 @@ class Agent:
         self.state_dir = resolve_state_dir(rel.state_dir, config.site_id)
         self.durable: DurablePublisher | None = None
         self.pacer = CpuPacer(engines.governor)
+        steps = {task: ladder_steps(task, engines.small is not None, engines.model_id) for task in LADDERS}
+        self.sla = SlaMonitor(config.sla, steps)
+        self.small = engines.small
         self.notifier = Notifier.from_env()
         self.watchdog = Watchdog.from_env(self.notifier)
         dead = DeadLetters(self.topics, config.pipeline.dlq_payload_max_bytes)
@@ -137,6 +157,7 @@ class Agent:
         if self.durable is not None:
             self.pipeline.more_stats = self._durable_counters
         self.pipeline.runtime_stats = self._runtime_stats
+        self.pipeline.sla_stats = self.sla.stats
         self._pipeline = self.pipeline
         intents = self.intents_handler
         self.wyoming = wyoming_service(
@@ -236,6 +257,7 @@ class Agent:
         names = self.intent_names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
         self.controller = self._controller(names)
         self.ha = self._home_assistant(names, engines.model_id)
+        sla = self.config.sla
         intents = IntentHandler(
             self._serve(engines.recognizer),
             self.topics,
@@ -243,6 +265,9 @@ class Agent:
             dead,
             p.transcript_batch_max,
             pacer=self.pacer,
+            ladder=self.sla,
+            small=self._small_recognizer(engines),
+            short_chars=sla.intents_short_chars,
         )
         self.intents_handler = intents
         self.registry.add(transcript_route(self.topics), self._tap(intents))
@@ -250,8 +275,18 @@ class Agent:
         logs: LogHandler | None = None
         if engines.log_service is not None:
             wait_s = p.log_batch_wait_ms / 1000
+            small = engines.small
             logs = LogHandler(
-                engines.log_service, self.topics, dead, p.log_batch_max, wait_s, pacer=self.pacer
+                engines.log_service,
+                self.topics,
+                dead,
+                p.log_batch_max,
+                wait_s,
+                pacer=self.pacer,
+                ladder=self.sla,
+                model=engines.model,
+                small=(lambda: small("logs")) if small is not None else None,
+                short_chars=sla.logs_short_chars,
             )
             self.registry.add(logs_route(self.topics), self._tap(logs))
         else:
@@ -305,6 +340,20 @@ class Agent:
         if self.controller is None:
             return recognizer
         return ControlledRecognizer(recognizer, self.controller)
+
+    def _small_recognizer(self, engines: Engines) -> Callable[[], RecognizerLike] | None:
+        """The recognizer of the bundle's small variant (loaded when the ladder first needs it)."""
+        small = engines.small
+        if small is None:
+            return None
+
+        def load() -> RecognizerLike:
+            from edge_agent.nlu.recognizer import IntentRecognizer
+
+            recognizer = IntentRecognizer(small("intents"), self.homes.home, small.calibration)
+            return self._serve(_FollowingHome(recognizer, engines.home_holder))
+
+        return load
 
     def _serve_model(self, model: Any) -> RecognizerLike:
         """The recognizer of a swapped-in bundle's model, resolving against the current home."""
@@ -391,6 +440,8 @@ class Agent:
         for transport in reversed(self.links.transports):  # the main session last: "offline" ends it
             transport.close()
         self.swap.close()
+        if self.small is not None:
+            self.small.close()
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
 
 

@@ -8,6 +8,8 @@ the residency of the weights and the CPU quota of ``config.runtime``.
 from __future__ import annotations
 
 import importlib
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,6 +26,7 @@ from edge_agent.store.config import resolve_state_dir
 __all__ = [
     "Engines",
     "RuntimeLike",
+    "SmallModels",
     "build_engines",
     "bundle_installer",
     "config_home",
@@ -48,7 +51,9 @@ class Engines:
     the model runtime whose state goes into stats (None: injected engines without one) and the
     CPU governor of ``runtime.cpu.quota`` (None: no quota). ``home_holder`` is the recognizer
     whose home runtime control and HA learning replace (None: a recognizer without a home);
-    ``intents`` the bundle's intent names (empty: the schema's)."""
+    ``intents`` the bundle's intent names (empty: the schema's). For the SLA ladder: ``model``
+    is the model the log service labels with (None: it is never swapped) and ``small`` loads the
+    bundle's small variant per task (None: the bundle has none, the ladder skips that step)."""
 
     recognizer: RecognizerLike
     model_id: str
@@ -57,6 +62,38 @@ class Engines:
     governor: GovernorLike | None = None
     home_holder: HomeHolder | None = None
     intents: Sequence[str] = ()
+    model: Any = None
+    small: SmallModels | None = None
+
+
+class SmallModels:
+    """The bundle's ``small`` variant, one plain CPU model per task, each loaded on first use."""
+
+    def __init__(self, bundle: Any, config: Config) -> None:
+        self.bundle = bundle
+        self.config = config
+        self.calibration: dict[str, Any] = dict(bundle.manifest["variants"]["small"].get("calibration", {}))
+        self._models: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, task: str) -> Any:
+        from edge_agent.runtime.model import Model
+
+        with self._lock:
+            if task not in self._models:
+                rt, start = self.config.runtime, time.perf_counter()
+                self._models[task] = Model(
+                    self.bundle, rt.backend, rt.effective_threads, variant="small", tasks=(task,)
+                )
+                load_ms = round((time.perf_counter() - start) * 1000.0, 1)
+                _log.info("sla.small_model_loaded", task=task, model=self.bundle.model_id, load_ms=load_ms)
+            return self._models[task]
+
+    def close(self) -> None:
+        with self._lock:
+            for model in self._models.values():
+                model.close()
+            self._models.clear()
 
 
 def config_home(config: Config) -> Home:
@@ -82,6 +119,8 @@ def build_engines(config: Config) -> Engines:
         governor=governor,
         home_holder=recognizer,
         intents=recognizer.intents,
+        model=model,
+        small=SmallModels(bundle, config) if bundle.has_variant("small") else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import threading
 import time
@@ -254,11 +255,19 @@ def test_intent_payload_golden() -> None:
     assert payload == {
         "schema": "edge-agent/intent/1", "id": "abc", "site": "s1", "text": "turn on the kitchen light",
         "intent": "HassTurnOn", "confidence": 0.9712, "slots": slots, "latency_ms": 1.235,
-        "model": "edge-intents@1.0.0",
+        "model": "edge-intents@1.0.0", "mode": "normal", "step": "normal",
     }
     jsonschema.validate(payload, load_schema("intent"))
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**payload, "confidence": 3}, load_schema("intent"))
+    degraded = orjson.loads(dataclasses.replace(msg, mode="degraded", step="small_model").payload())
+    jsonschema.validate(degraded, load_schema("intent"))
+    for wrong in ({"mode": "slow"}, {"step": "rules_only"}):  # rules_only is a logs-only step
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**degraded, **wrong}, load_schema("intent"))
+    without = {k: v for k, v in payload.items() if k != "mode"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(without, load_schema("intent"))
 
 
 def test_dead_letter_caps_and_round_trips_the_payload() -> None:
@@ -276,7 +285,20 @@ def test_stats_payload_matches_schema() -> None:
         "backpressure_waits": 0}, latency_ms={"count": 1.0, "p50": 1.0, "p95": 1.0, "p99": 1.0},
         rss_mb=40.0, cpu_percent=1.5,
     )
-    jsonschema.validate(orjson.loads(msg.payload()), load_schema("stats"))
+    payload = orjson.loads(msg.payload())
+    assert payload["mode"] == "normal"
+    jsonschema.validate(payload, load_schema("stats"))
+    sla = {
+        "enabled": True, "temperature_c": 82.5, "thermal_limit_c": 80.0, "switches": 1,
+        "tasks": {"intents": {"step": "short_input", "steps": ["normal", "short_input"], "p95_ms": None,
+                              "budget_ms": 250.0, "samples": 0}},
+        "recent": [{"task": "intents", "from": "normal", "to": "short_input",
+                    "reason": "temperature 82.5 C >= limit 80 C", "at": 1.0}],
+    }
+    degraded = orjson.loads(dataclasses.replace(msg, mode="degraded", extra={"sla": sla}).payload())
+    jsonschema.validate(degraded, load_schema("stats"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**degraded, "mode": "hot"}, load_schema("stats"))
     jsonschema.validate("online", load_schema("status"))
 
 

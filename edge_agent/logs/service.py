@@ -100,6 +100,7 @@ class LogService:
         self._last_save = time.monotonic()
         self._dirty = False
         self._words: dict[tuple[int, str], str | None] = {}
+        self._line_chars = self.config.max_line_chars
         self._const_values: dict[tuple[int, str], list[tuple[str, str]]] = {}
 
     @property
@@ -111,6 +112,12 @@ class LogService:
         Templates, open windows and alert state are kept; template labels are recomputed."""
         self.classifier.swap_model(model)
         self._info.clear()
+
+    def limit_lines(self, max_chars: int | None) -> None:
+        """Cut lines to ``max_chars`` from the next call on (the SLA ladder's short_input step);
+        None: back to ``logs.max_line_chars``."""
+        limit = self.config.max_line_chars
+        self._line_chars = limit if max_chars is None else min(max_chars, limit)
 
     # -- the pipeline's two calls ----------------------------------------------------------------
 
@@ -164,7 +171,7 @@ class LogService:
     def process(self, lines: Sequence[RawLine | str], source: str = "-") -> list[LineResult]:
         """Parse, template and label lines of ``source`` (no windows): the classify path. The
         anomaly flag weighs each label against the source's template history (``evidence.py``)."""
-        parsed = [parse_line(line, self.config.max_line_chars) for line in lines]
+        parsed = [parse_line(line, self._line_chars) for line in lines]
         matches = [self.miner.add_message(p.message) for p in parsed]
         self._dirty = self._dirty or bool(parsed)
         bases = self.classifier.template_labels(

@@ -6,7 +6,11 @@ Example::
      "counters": {"received": 10, "intents": 9, "dlq": 1, ...},
      "queue": {"depth": 0, "capacity": 256, "backpressure_waits": 0},
      "latency_ms": {"count": 9, "p50": 1.2, "p95": 2.0, "p99": 2.4},
-     "rss_mb": 48.2, "cpu_percent": 3.5,
+     "rss_mb": 48.2, "cpu_percent": 3.5, "mode": "normal",
+     "sla": {"enabled": true, "temperature_c": 51.2, "thermal_limit_c": 80.0, "switches": 0,
+             "tasks": {"intents": {"step": "normal", "steps": ["normal", "short_input"],
+                                   "p95_ms": 2.1, "budget_ms": 250.0, "samples": 100}, ...},
+             "recent": []},
      "runtime": {"active": "cpu",
                  "backends": [{"name": "edgetpu", "kind": "edgetpu", "status": "unavailable",
                                "reason": "libedgetpu.so.1 is not installed ...", "probes": 1,
@@ -20,6 +24,8 @@ Example::
 
 ``runtime`` is there when the agent runs its model through the runtime chain (always, for
 ``edge-agent run``); ``runtime.cpu`` only with ``runtime.cpu.quota`` set (null otherwise).
+``mode`` is always there: ``degraded`` while any task is below the top of its SLA ladder
+(docs/sla.md); ``sla`` is there when the agent runs the ladder (always, for ``edge-agent run``).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class StatsMessage(Message):
     latency_ms: dict[str, float]
     rss_mb: float
     cpu_percent: float
+    mode: str = "normal"
     extra: dict[str, Any] = field(default_factory=dict)
 
     SUFFIX: ClassVar[str] = SUFFIX
@@ -61,6 +68,7 @@ class StatsMessage(Message):
             "latency_ms": dict(self.latency_ms),
             "rss_mb": round(self.rss_mb, 2),
             "cpu_percent": round(self.cpu_percent, 2),
+            "mode": self.mode,
         }
         out.update(self.extra)
         return out

@@ -8,7 +8,7 @@ that intent's threshold), decode BIO tags into character spans, and hand the spa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,15 +36,19 @@ def softmax(z: npt.NDArray[np.float32], temperature: float = 1.0) -> npt.NDArray
 class IntentRecognizer:
     """Recognize intents for a batch of texts; thread-compatible (one model per thread)."""
 
-    def __init__(self, model: Model, home: Home | None = None) -> None:
+    def __init__(
+        self, model: Model, home: Home | None = None, calibration: Mapping[str, Any] | None = None
+    ) -> None:
+        """``calibration``: temperature and thresholds of the model's variant (default: the
+        manifest's, which are the default variant's)."""
         self.model = model
         self.home = home
-        manifest = model.bundle.manifest
         self.intents: list[str] = model.labels["intents"]
         self.tags: list[str] = model.labels["slot_tags"]
-        calibration = manifest.get("calibration", {})
+        if calibration is None:
+            calibration = model.bundle.manifest.get("calibration", {})
         self.temperature = float(calibration.get("temperature", 1.0))
-        thresholds: dict[str, float] = calibration.get("intent_thresholds", {})
+        thresholds: Mapping[str, float] = calibration.get("intent_thresholds", {})
         self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
         self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
 

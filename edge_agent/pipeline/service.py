@@ -88,6 +88,8 @@ class Pipeline:
         self.more_stats: Callable[[], dict[str, int]] | None = None  # e.g. the outbox's counters
         # the model runtime's state (active backend, fallbacks, CPU quota): "runtime" in stats
         self.runtime_stats: Callable[[], dict[str, Any] | None] | None = None
+        # the SLA ladder's state: "mode" (normal | degraded) and "sla" in stats
+        self.sla_stats: Callable[[], dict[str, Any]] | None = None
         self._gauges = ProcessGauges()
         self._started = time.monotonic()
         self._lock = threading.Lock()
@@ -344,6 +346,7 @@ class Pipeline:
             "unsettled": unsettled,
         }
         queue.update({f"depth_{k}": v for k, v in self.queue.depths().items()})
+        sla = dict(self.sla_stats()) if self.sla_stats is not None else {}
         return StatsMessage(
             site=self.topics.site,
             ts=time.time(),
@@ -353,7 +356,8 @@ class Pipeline:
             latency_ms=self.latency.summary(),
             rss_mb=self._gauges.rss_mb(),
             cpu_percent=self._gauges.cpu_percent(),
-            extra=self._runtime_extra(),
+            mode=str(sla.pop("mode", "normal")),
+            extra=self._runtime_extra() | ({"sla": sla} if sla else {}),
         )
 
     def _runtime_extra(self) -> dict[str, Any]:

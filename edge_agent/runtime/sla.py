@@ -30,6 +30,8 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from edge_agent.records.sla import DEGRADED, LADDERS, NORMAL, RULES_ONLY, SHORT_INPUT, SMALL_MODEL
+
 __all__ = [
     "DEGRADED",
     "LADDERS",
@@ -48,15 +50,6 @@ __all__ = [
 
 _log = structlog.get_logger("edge_agent.sla")
 
-NORMAL = "normal"
-SHORT_INPUT = "short_input"
-SMALL_MODEL = "small_model"
-RULES_ONLY = "rules_only"
-DEGRADED = "degraded"
-LADDERS: dict[str, tuple[str, ...]] = {
-    "intents": (NORMAL, SHORT_INPUT, SMALL_MODEL),
-    "logs": (NORMAL, SHORT_INPUT, SMALL_MODEL, RULES_ONLY),
-}
 DEFAULT_THERMAL = Path("/sys/class/thermal/thermal_zone0/temp")
 _KEPT_SWITCHES = 16
 
@@ -326,6 +319,7 @@ class SlaMonitor:
                 for task, lad in self.ladders.items()
             }
             return {
+                "mode": DEGRADED if any(lad.index for lad in self.ladders.values()) else NORMAL,
                 "enabled": self.cfg.enabled,
                 "temperature_c": self.thermal.last_c,
                 "thermal_limit_c": self.cfg.thermal_limit_c if self.thermal.path is not None else None,
