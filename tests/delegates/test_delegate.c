@@ -4,7 +4,9 @@
  * the CPU runs everything else and the outputs stay exact. Build variants:
  *   default            works; writes the options it received to the file named by option
  *                      "options_out" and its invoke count to "count_out" (if given); option
- *                      "bias" adds a constant to what it computes (a numerically wrong chip)
+ *                      "bias" adds a constant to what it computes (a numerically wrong chip);
+ *                      while the file named by option "slow_flag" exists, each invoke first sleeps
+ *                      option "slow_ms" milliseconds (a throttled or shared chip)
  *   -DCREATE_RETURNS_NULL  tflite_plugin_create_delegate returns NULL (a broken plugin)
  *   -DFAIL_AT_INVOKE   invoke fails after option "fail_after" successful invokes (default 0),
  *                      or while the file named by option "fail_flag" exists (an unplugged chip)
@@ -20,6 +22,8 @@ typedef struct {
   char options_out[1024];
   char count_out[1024];
   char fail_flag[1024];
+  char slow_flag[1024];
+  long slow_ms;
   long fail_after;
   float bias;
   long invokes;
@@ -74,6 +78,8 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
     return kTfLiteError;
   }
 #endif
+  if (st->slow_flag[0] != '\0' && st->slow_ms > 0 && access(st->slow_flag, F_OK) == 0)
+    usleep((useconds_t)(st->slow_ms * 1000));
   TfLiteTensor* in = tensor_at(context, node->inputs->data[0]);
   TfLiteTensor* out = tensor_at(context, node->outputs->data[0]);
   const int8_t* q = (const int8_t*)in->data;
@@ -156,6 +162,8 @@ TfLiteDelegate* tflite_plugin_create_delegate(char** keys, char** values, size_t
     if (strcmp(keys[i], "options_out") == 0) copy_opt(st->options_out, values[i]);
     if (strcmp(keys[i], "count_out") == 0) copy_opt(st->count_out, values[i]);
     if (strcmp(keys[i], "fail_flag") == 0) copy_opt(st->fail_flag, values[i]);
+    if (strcmp(keys[i], "slow_flag") == 0) copy_opt(st->slow_flag, values[i]);
+    if (strcmp(keys[i], "slow_ms") == 0) st->slow_ms = strtol(values[i], NULL, 10);
     if (strcmp(keys[i], "fail_after") == 0) st->fail_after = strtol(values[i], NULL, 10);
     if (strcmp(keys[i], "bias") == 0) st->bias = strtof(values[i], NULL);
   }
