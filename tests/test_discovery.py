@@ -73,6 +73,9 @@ def test_announce_publishes_valid_retained_config_availability_and_states() -> N
     components = data["components"]
     assert components["intent"]["platform"] == "event"
     assert components["intent"]["event_types"] == list(INTENTS)
+    mode = components["mode"]  # the SLA ladder's mode, read from the stats topic
+    assert (mode["platform"], mode["state_topic"]) == ("sensor", "edge/lab.1/stats")
+    assert mode["value_template"] == "{{ value_json.mode }}" and mode["options"] == ["normal", "degraded"]
     for source in ("zigbee", "kernel"):
         assert {f"{source}_{p}" for p in ("anomalies", "error_rate", "headline", "alert")} <= set(components)
         assert components[f"{source}_alert"]["platform"] == "binary_sensor"

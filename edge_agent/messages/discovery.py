@@ -248,6 +248,23 @@ class HaDiscovery:
             "event_types": list(self.intents),
         }
 
+    def _mode_component(self) -> dict[str, Any]:
+        """The SLA ladder's mode (normal | degraded) from the stats topic, each task's step and the
+        temperature as attributes (docs/sla.md)."""
+        return {
+            "platform": "sensor",
+            "unique_id": f"{self.node_id}_mode",
+            "name": "Mode",
+            "icon": "mdi:speedometer-slow",
+            "state_topic": f"{self.base}/stats",
+            "value_template": "{{ value_json.mode }}",
+            "json_attributes_topic": f"{self.base}/stats",
+            "json_attributes_template": "{{ value_json.sla | tojson }}",
+            "device_class": "enum",
+            "options": ["normal", "degraded"],
+            "entity_category": "diagnostic",
+        }
+
     def _source_components(self, source: str) -> dict[str, dict[str, Any]]:
         topic = self.source_topic(source)
         uid = f"{self.node_id}_{source}"
@@ -293,7 +310,10 @@ class HaDiscovery:
 
     def discovery_payload(self, removing: Sequence[str] = ()) -> dict[str, Any]:
         """The device discovery config; ``removing`` sources appear as platform-only components."""
-        components: dict[str, dict[str, Any]] = {"intent": self._event_component()}
+        components: dict[str, dict[str, Any]] = {
+            "intent": self._event_component(),
+            "mode": self._mode_component(),
+        }
         for source in self._sources:
             components.update(self._source_components(source))
         for source in removing:
