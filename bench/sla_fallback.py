@@ -5,7 +5,7 @@
 Three runs of a real ``edge-agent run`` (its own private mosquitto, the agent pinned with taskset to
 ``--agent-cpu``, this client on another core), each a stream of transcripts at ``--rate`` msg/s:
 
-1. unloaded (no hogs), the ladder on with its defaults;
+1. unloaded (no hogs), the ladder off: the baseline of the normal step;
 2. ``--hogs`` busy-loop processes pinned to the agent's core, the ladder off (``sla.enabled: false``);
 3. the same hogs, the ladder on with ``intents_p95_ms`` = the unloaded p99 x ``--budget-x``.
 
@@ -175,7 +175,7 @@ def main() -> int:
         flush=True,
     )
     quick = {"thermal_path": None, "window": 50, "min_samples": 20, "dwell_s": 1, "recover_after_s": 30}
-    unloaded = run(args, "unloaded", 0, quick)
+    unloaded = run(args, "unloaded, fallback off", 0, {**quick, "enabled": False})
     budget = max(1.0, round(unloaded["p99"] * args.budget_x, 1))
     without = run(args, "hogs, fallback off", args.hogs, {**quick, "enabled": False})
     with_fb = run(args, f"hogs, fallback on ({budget:g} ms)", args.hogs, {**quick, "intents_p95_ms": budget})
