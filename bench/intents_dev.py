@@ -5,6 +5,7 @@ Usage::
     python bench/intents_dev.py                      # the real recognizer via `edge-agent intents`
     python bench/intents_dev.py --bundle DIR         # ... with a given bundle
     python bench/intents_dev.py --bundle A --against B   # ... and A against B, per request
+    python bench/intents_dev.py --slot-rules minimal # the model's own slots, without span repair
     python bench/intents_dev.py --proxy 60000        # a stand-in model trained on generated data
                                                      # (judges the generator; needs TensorFlow)
 
@@ -138,7 +139,7 @@ class Score:
 
 # ------------------------------------------------------------------------------ recognizers
 def run_cli(
-    items: Sequence[tuple[str, str | None]], home_path: Path, bundle: str | None
+    items: Sequence[tuple[str, str | None]], home_path: Path, bundle: str | None, slot_rules: str = "full"
 ) -> list[dict[str, Any]]:
     """Send (text, context area) lines through `edge-agent intents`; one JSON result per line."""
     lines = []
@@ -146,7 +147,7 @@ def run_cli(
         lines.append(
             json.dumps({"text": text, "context": {"area": area}}) if area else text.replace("\n", " ")
         )
-    return run_lines(["intents", "--home", str(home_path)], lines, bundle)
+    return run_lines(["intents", "--home", str(home_path), "--slot-rules", slot_rules], lines, bundle)
 
 
 class ProxyRunner:
@@ -184,6 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--against", metavar="DIR", help="also run bundle DIR and compare the two per request (paired)"
     )
     ap.add_argument("--dump", type=Path, help="write every dev record with its prediction (JSON lines) here")
+    ap.add_argument(
+        "--slot-rules",
+        choices=("full", "minimal"),
+        default="full",
+        help="minimal: the model's own slots, normalized, without span repair (as edge-agent intents)",
+    )
     args = ap.parse_args(argv)
 
     dev = _jsonl(DEV)
@@ -207,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ins_home_obj = Home.from_dict(_inscope_home())
         outs = {k: runner(v, home if k in ("dev", "oos") else ins_home_obj) for k, v in items.items()}
     else:
-        outs = run_cli_sets(items, home_dict, args.bundle)
+        outs = run_cli_sets(items, home_dict, args.bundle, args.slot_rules)
     dev_out, ins_out, oos_out = outs["dev"], outs["inscope"], outs["oos"]
     probe_out = {name: outs[name] for name in probe_items}
 
@@ -237,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, recs in probes.items():
         report_probe(name, recs, probe_out[name])
     if args.against:
-        other = run_cli_sets(items, home_dict, args.against)
+        other = run_cli_sets(items, home_dict, args.against, args.slot_rules)
         expected = {
             "dev": [r["intent"] if r["intent"] in INTENTS else None for r in dev],
             "inscope": [r["intent"] for r in inscope],
@@ -249,7 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_cli_sets(
-    items: dict[str, list[tuple[str, str | None]]], home_dict: dict[str, Any], bundle: str | None
+    items: dict[str, list[tuple[str, str | None]]],
+    home_dict: dict[str, Any],
+    bundle: str | None,
+    slot_rules: str = "full",
 ) -> dict[str, list[dict[str, Any]]]:
     """Every set through `edge-agent intents`: the dev set and out-of-scope lines against the HA
     fixtures' home, paraphrases and probes against the example home."""
@@ -257,7 +267,10 @@ def run_cli_sets(
         ha_home, ins_home = Path(tmp) / "home.yaml", Path(tmp) / "inscope_home.yaml"
         ha_home.write_text(yaml.safe_dump(home_dict, sort_keys=False), encoding="utf-8")
         ins_home.write_text(yaml.safe_dump(_inscope_home(), sort_keys=False), encoding="utf-8")
-        return {k: run_cli(v, ha_home if k in ("dev", "oos") else ins_home, bundle) for k, v in items.items()}
+        return {
+            k: run_cli(v, ha_home if k in ("dev", "oos") else ins_home, bundle, slot_rules)
+            for k, v in items.items()
+        }
 
 
 # sets that steered data or took part in a ship rule before probe 3 was written

@@ -136,3 +136,17 @@ def test_intents_command_loads_only_its_own_path_on_one_thread(backend: str, tmp
     assert unwanted == []
     assert threads == "1"  # --threads 1 and no OpenBLAS worker pool (OPENBLAS_NUM_THREADS=1)
     assert ssl == "0"  # OpenSSL's libcrypto (reached through numpy -> hmac -> _hashlib) is not mapped
+
+
+def test_minimal_slot_rules_give_the_taggers_own_spans() -> None:
+    # every slot of a minimal run is a span of the text (no slot filled from untagged words or
+    # from the satellite), and an unknown value of --slot-rules is refused
+    text = b"turn on the kitchen lights\nset the bedroom lamp to 40 percent"
+    proc = _run(text, "--slot-rules", "minimal")
+    assert proc.returncode == 0, proc.stderr.decode()
+    results = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert [r["intent"] for r in results] == ["HassTurnOn", "HassLightSet"]
+    for r in results:
+        _check_result(r)
+        assert all(s["start"] >= 0 for s in r["slots"].values())
+    assert _run(text, "--slot-rules", "none").returncode == 2

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
-from firmware_tools.model.metrics import OOS_INDEX, paired_test, per_example_correct
+from firmware_tools.model.metrics import (
+    OOS_INDEX,
+    calibrate,
+    class_balance,
+    paired_test,
+    per_example_correct,
+    softmax,
+)
 
 
 def test_paired_test_counts_disagreements_and_gives_exact_p() -> None:
@@ -58,3 +66,21 @@ def test_per_example_correct_reads_each_head() -> None:
     assert right["severity_accuracy"].tolist() == [True, False]
     assert right["category_accuracy"].tolist() == [True, False]
     assert right["anomaly"].tolist() == [True, False]
+
+
+def test_calibration_balances_a_mostly_out_of_scope_set() -> None:
+    # one intent; 20 in-scope rows and 400 out-of-scope rows at a lower confidence (all
+    # predicted as that intent). Unweighted, the 400 would push the threshold to reject every row;
+    # balanced, the in-scope rows and the out-of-scope rows weigh the same, and a threshold
+    # between the two groups wins.
+    n_in, n_oos = 20, 400
+    logits = np.zeros((n_in + n_oos, len(INTENT_LABELS)), np.float32)
+    logits[:n_in, 0] = 8.0
+    logits[n_in:, 0] = 3.0
+    gold = np.array([0] * n_in + [OOS_INDEX] * n_oos)
+    weight = class_balance(gold)
+    assert weight[:n_in].sum() == pytest.approx(weight[n_in:].sum())
+    temperature, thresholds = calibrate(logits, gold)
+    probs = softmax(logits, temperature)[:, 0]
+    th = thresholds[INTENT_LABELS[0]]
+    assert probs[n_in:].max() < th <= probs[:n_in].min()

@@ -484,3 +484,16 @@ def test_tv_of_tv_show_is_no_player() -> None:
     got = values("play Breaking Bad tv show", "HassMediaSearchAndPlay", ("Breaking Bad", "search_query"),
                  ("tv", "name"), ("show", "media_class"))  # fmt: skip
     assert got == {"search_query": "Breaking Bad", "media_class": "tv_show"}
+
+
+def test_without_repair_only_tagged_spans_become_slots() -> None:
+    # the tagger missed "floor lamp": the repairs find the home's entity in the text; without
+    # them (--slot-rules minimal) only what was tagged is there, normalized and resolved
+    text = "switch on the floor lamp"
+    full = build_slots(text, "HassTurnOn", [], HOME, None)
+    assert full["name"].value == "Floor Lamp"
+    assert build_slots(text, "HassTurnOn", [], HOME, None, repair=False) == {}
+    text = "turn off the lights in the kitchen"
+    tagged = spans(text, ("lights", "domain"), ("kitchen", "area"))
+    got = build_slots(text, "HassTurnOff", tagged, HOME, None, repair=False)
+    assert {k: v.value for k, v in got.items()} == {"domain": "light", "area": "Kitchen"}

@@ -86,6 +86,19 @@ def test_slot_distributions_move_onto_student_tokens() -> None:
     assert probs[2, idx["B-area"]] < 1e-3  # the B mass of the piece's second token moved to I
 
 
+def test_bare_word_boundary_pieces_take_o_and_the_word_keeps_its_b() -> None:
+    idx = tag_index()
+    c = len(SLOT_TAGS)
+    # "dim kitchen": the student splits the space off as a bare "▁" piece (no characters, which
+    # the tokenizer reports as (4, 4)); its gold tag is O, so the teacher's must be too
+    t_offsets = np.array([[[0, 0], [0, 3], [4, 11], [0, 0]]], np.int32)
+    t_logits = np.full((1, 4, c), -9.0, np.float32)
+    t_logits[0, 1, idx["O"]] = 9.0
+    t_logits[0, 2, idx["B-area"]] = 9.0
+    out = align_slot_logits(t_logits, t_offsets, [[(0, 3), (4, 4), (4, 11)]], 4)
+    assert [SLOT_TAGS[i] for i in out[0].argmax(-1)] == ["O", "O", "B-area", "O"]
+
+
 def test_augmented_utterances_keep_their_spans() -> None:
     examples = [e for e in generate(5, 400) if e.spans][:80]
     edited = 0

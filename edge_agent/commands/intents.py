@@ -40,6 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--weight-budget-mb", type=float, default=None, help="RAM budget for weights when streaming"
     )
+    p.add_argument(
+        "--slot-rules",
+        choices=("full", "minimal"),
+        default="full",
+        help="full: the span repairs too (default); minimal: the tagger's spans, only normalized "
+        "and resolved against the home (to measure the model's own slot accuracy)",
+    )
     add_weight_cache(p)
     p.set_defaults(func=_main)
 
@@ -106,5 +113,6 @@ def _main(args: argparse.Namespace) -> int:
     except EdgeAgentError as exc:
         print(f"edge-agent intents: {exc}", file=sys.stderr)
         return 2
-    run(IntentRecognizer(model, home), iter(sys.stdin.buffer.readline, b""), sys.stdout.buffer)
+    recognizer = IntentRecognizer(model, home, slot_repair=args.slot_rules == "full")
+    run(recognizer, iter(sys.stdin.buffer.readline, b""), sys.stdout.buffer)
     return 0

@@ -37,12 +37,18 @@ class IntentRecognizer:
     """Recognize intents for a batch of texts; thread-compatible (one model per thread)."""
 
     def __init__(
-        self, model: Model, home: Home | None = None, calibration: Mapping[str, Any] | None = None
+        self,
+        model: Model,
+        home: Home | None = None,
+        calibration: Mapping[str, Any] | None = None,
+        slot_repair: bool = True,
     ) -> None:
         """``calibration``: temperature and thresholds of the model's variant (default: the
-        manifest's, which are the default variant's)."""
+        manifest's, which are the default variant's); ``slot_repair=False``: the tagger's spans,
+        normalized only (build_slots)."""
         self.model = model
         self.home = home
+        self.slot_repair = slot_repair
         self.intents: list[str] = model.labels["intents"]
         self.tags: list[str] = model.labels["slot_tags"]
         if calibration is None:
@@ -85,11 +91,11 @@ class IntentRecognizer:
             best, conf = rescued, float(probs[rescued])
         intent = self.intents[best]
         spans = decode_spans(enc, tag_probs, self.tags)
-        slots = build_slots(text, intent, spans, self.home, context_area)
+        slots = build_slots(text, intent, spans, self.home, context_area, self.slot_repair)
         refined = refine_intent(intent, slots, self.home)
         if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
             intent, conf = refined, max(conf, float(probs[self.intents.index(refined)]))
-            slots = build_slots(text, intent, spans, self.home, context_area)
+            slots = build_slots(text, intent, spans, self.home, context_area, self.slot_repair)
         return IntentResult(text, intent, conf, slots, enc.truncated)
 
     def _home_rescue(self, text: str, probs: npt.NDArray[np.float32]) -> int | None:

@@ -37,7 +37,8 @@ def align_slot_logits(
     A student token takes the distribution of the teacher piece where its first character lies
     (else the first piece it overlaps). When two student tokens fall in one teacher piece, the
     later ones are inside the span: their B- mass moves to the matching I- tag. Tokens that meet
-    no teacher piece (and pads) get a sure ``O``.
+    no teacher piece, bare word-boundary pieces (no characters; their gold tag is ``O`` too, and
+    the run-time decoder skips them) and pads get a sure ``O``.
     """
     n, _, c = t_logits.shape
     z = t_logits - t_logits.max(axis=-1, keepdims=True)
@@ -52,6 +53,9 @@ def align_slot_logits(
         real = ends > starts
         prev = -1
         for i, (s, e) in enumerate(s_offsets[r][:s_len]):
+            if e <= s:  # a bare word-boundary piece: no characters, so O (as its gold tag is)
+                prev = -1
+                continue
             hit = np.nonzero(real & (starts <= s) & (s < ends))[0]
             if not len(hit):
                 hit = np.nonzero(real & (starts < e) & (ends > s))[0]

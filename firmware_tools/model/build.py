@@ -100,7 +100,7 @@ def plan_for(tiny: bool) -> BuildPlan:
         n_heldout=4000,
         vocab=3000,
         max_len=32,
-        student_epochs=3,
+        student_epochs=5,
         batch=128,
         n_calib=300,
         student=dict(d_model=128, block_kinds=("conv", "conv", "attn", "attn"), n_heads=1, d_ff=256),

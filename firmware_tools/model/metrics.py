@@ -11,6 +11,7 @@ from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 
 __all__ = [
     "calibrate",
+    "class_balance",
     "decode_spans",
     "intent_metrics",
     "log_metrics",
@@ -117,11 +118,16 @@ def log_metrics(
 
 def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[str, float]]:
     """Temperature minimizing held-out NLL, then per-intent thresholds on calibrated
-    probabilities that count a wrongly accepted utterance as WRONG_ACCEPT_COST rejected ones."""
+    probabilities that count a wrongly accepted utterance as WRONG_ACCEPT_COST rejected ones.
+
+    In-scope and out-of-scope rows weigh the same in total (``class_balance``): a calibration set
+    of real validation data is mostly out of scope (CLINC150's is 18 to 1), and unweighted it
+    would choose thresholds for that mix instead of for rates of acceptance and rejection."""
+    weight = class_balance(gold)
     best_t, best_nll = 1.0, float("inf")
     for t in np.arange(0.5, 4.01, 0.05):
         p = softmax(intent_logits, float(t))[np.arange(len(gold)), gold]
-        nll = float(-np.log(p + 1e-12).mean())
+        nll = float(-(weight * np.log(p + 1e-12)).sum() / weight.sum())
         if nll < best_nll:
             best_t, best_nll = float(t), nll
     probs = softmax(intent_logits, best_t)
@@ -132,15 +138,25 @@ def calibrate(intent_logits: np.ndarray, gold: np.ndarray) -> tuple[float, dict[
         if not sel.any():
             thresholds[name] = MIN_THRESHOLD
             continue
-        right, c = gold[sel] == k, conf[sel]
+        right, c, w = gold[sel] == k, conf[sel], weight[sel]
         best, best_score = 0.0, -1e9
         for th in np.arange(0.0, 0.96, 0.05):
             keep = c >= th
-            score = float((right & keep).sum() - WRONG_ACCEPT_COST * (~right & keep).sum())
+            score = float(w[right & keep].sum() - WRONG_ACCEPT_COST * w[~right & keep].sum())
             if score > best_score + 1e-9:
                 best, best_score = float(th), score
         thresholds[name] = round(min(max(best, MIN_THRESHOLD), 0.9), 2)
     return round(best_t, 3), thresholds
+
+
+def class_balance(gold: np.ndarray) -> np.ndarray:
+    """Per-row weights that give the in-scope rows and the out-of-scope rows equal totals."""
+    oos = gold == OOS_INDEX
+    weight = np.ones(len(gold), np.float64)
+    n_in, n_oos = int((~oos).sum()), int(oos.sum())
+    if n_in and n_oos:
+        weight[oos] = n_in / n_oos
+    return weight
 
 
 def per_example_correct(

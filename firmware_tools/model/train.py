@@ -43,6 +43,10 @@ class KD:
     temperature: float = 2.0
 
 
+# the hard-label weight of the slot head when distilling (the other heads use KD.alpha)
+SLOT_HARD_ALPHA = 0.8
+
+
 @dataclass
 class Targets:
     ids: np.ndarray
@@ -169,8 +173,12 @@ def compile_heads(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
         loss={
             "intent": _softmax_kd(kd),
-            # hard tags only unless the targets carry the teacher's per-token logits
-            "slots": _softmax_kd(kd if soft_slots else KD(alpha=1.0)),
+            # hard tags only unless the targets carry the teacher's per-token logits; with them,
+            # the gold tags weigh more (SLOT_HARD_ALPHA): where spans are known they are exact,
+            # and rows without gold spans carry the teacher's own tags as their hard labels
+            "slots": _softmax_kd(
+                KD(max(kd.alpha, SLOT_HARD_ALPHA), kd.temperature) if soft_slots else KD(alpha=1.0)
+            ),
             "severity": _softmax_kd(kd),
             "category": _softmax_kd(kd),
             "anomaly": _sigmoid_kd(kd),

@@ -57,9 +57,17 @@ def build_slots(
     spans: list[Span],
     home: Home | None,
     context_area: str | None,
+    repair: bool = True,
 ) -> dict[str, SlotValue]:
-    """Final slots for one recognized utterance (see module docstring)."""
+    """Final slots for one recognized utterance (see module docstring).
+
+    ``repair=False`` keeps only what a tagger cannot know: spans snapped to word boundaries,
+    values normalized, names, areas and lists resolved against the home, the satellite's area.
+    It skips the span repairs (re-aligning spans to home names, growing and merging them, slots
+    filled from untagged words), so that the model's own slot accuracy can be measured."""
     spans = snap_to_words(text, spans)
+    if not repair:
+        return _normalized_only(text, intent, spans, home, context_area)
     if home is not None:
         spans = align_to_home(text, spans, home)
         spans = repair_names(text, intent, list(spans), home)
@@ -86,6 +94,19 @@ def build_slots(
     if intent == "HassMediaSearchAndPlay":
         fill_media_query(out, text, home)
         fix_tv_show(out, text)
+    _context(out, text, intent, context_area)
+    return out.slots
+
+
+def _normalized_only(
+    text: str, intent: str, spans: list[Span], home: Home | None, context_area: str | None
+) -> dict[str, SlotValue]:
+    groups = group_spans(text, spans)
+    out = SlotCollector()
+    _places(out, groups, home)
+    _things(out, groups, intent, home)
+    _values(out, text, groups)
+    _names(out, groups, intent, home, text)
     _context(out, text, intent, context_area)
     return out.slots
 
