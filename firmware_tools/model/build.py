@@ -49,6 +49,8 @@ __all__ = ["STAGES", "BuildPlan", "build", "plan_for", "runtime_logits"]
 
 MODEL_ID = "edge-intents-logs"
 MODEL_VERSION = "1.0.0"
+# the student's loss, part of its cache key (train.fit: KD on intents and log heads, hard slot tags)
+STUDENT_LOSS = "kd-a0.5-t2/slots-hard"
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def plan_for(tiny: bool) -> BuildPlan:
         n_heldout=4000,
         vocab=3000,
         max_len=32,
-        student_epochs=5,
+        student_epochs=8,
         batch=128,
         n_calib=300,
         student=dict(d_model=128, block_kinds=("conv", "conv", "attn", "attn"), n_heads=1, d_ff=256),
@@ -666,7 +668,8 @@ class _StudentTrainer:
         from firmware_tools.model.train import KD, fit
 
         net = build_network(NetConfig(**self.base, **shape), name)
-        key = hashlib.sha256(repr((sorted(shape.items()), epochs, self.plan.batch)).encode()).hexdigest()[:12]
+        spec = (sorted(shape.items()), epochs, self.plan.batch, STUDENT_LOSS)
+        key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
         if cached is not None:
             net.model.load_weights(cached)

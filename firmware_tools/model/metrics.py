@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 OOS_INDEX = len(INTENT_LABELS) - 1
-WRONG_ACCEPT_COST = 3.0  # a wrongly accepted utterance costs three rejected ones
+WRONG_ACCEPT_COST = 1.0  # a wrongly accepted utterance costs one rejected one (classes balanced)
 # Never accept a decision the model rates below even odds: the generated held-out split is
 # easier than real speech, so thresholds fitted on it alone come out near zero.
 MIN_THRESHOLD = 0.5

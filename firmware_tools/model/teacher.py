@@ -157,7 +157,7 @@ def fit_teacher(
     per_epoch = sum(-(-int((widths == w).sum()) // plan.batch) for w in np.unique(widths))
     steps = per_epoch * plan.epochs
     compile_heads(
-        teacher.model, lr=plan.lr, steps=steps, kd=KD(alpha=1.0), soft_slots=False, log_weight=log_weight
+        teacher.model, lr=plan.lr, steps=steps, kd=KD(alpha=1.0), log_weight=log_weight
     )
     rng = np.random.default_rng(seed)
 
