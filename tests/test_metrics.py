@@ -70,9 +70,8 @@ def test_per_example_correct_reads_each_head() -> None:
 
 def test_calibration_balances_a_mostly_out_of_scope_set() -> None:
     # one intent; 20 in-scope rows and 400 out-of-scope rows at a lower confidence (all
-    # predicted as that intent). Unweighted, the 400 would push the threshold to reject every row;
-    # balanced, the in-scope rows and the out-of-scope rows weigh the same, and a threshold
-    # between the two groups wins.
+    # predicted as that intent): the threshold rises until the out-of-scope rows are rejected,
+    # and no further (the in-scope rows stay accepted)
     n_in, n_oos = 20, 400
     logits = np.zeros((n_in + n_oos, len(INTENT_LABELS)), np.float32)
     logits[:n_in, 0] = 8.0
@@ -84,3 +83,12 @@ def test_calibration_balances_a_mostly_out_of_scope_set() -> None:
     probs = softmax(logits, temperature)[:, 0]
     th = thresholds[INTENT_LABELS[0]]
     assert probs[n_in:].max() < th <= probs[:n_in].min()
+
+
+def test_thresholds_stay_at_the_argmax_when_out_of_scope_is_already_rejected() -> None:
+    logits = np.zeros((60, len(INTENT_LABELS)), np.float32)
+    logits[:40, 0] = 2.0  # in scope, right but unsure
+    logits[40:, OOS_INDEX] = 6.0  # out of scope, rejected by the model itself
+    gold = np.array([0] * 40 + [OOS_INDEX] * 20)
+    _, thresholds = calibrate(logits, gold)
+    assert set(thresholds.values()) == {0.0}
