@@ -26,7 +26,7 @@ def _manifest(path: Path) -> dict:
 def test_shipped_bundle_verifies_and_is_small() -> None:
     bundle = load_bundle(default_bundle_path())
     total = sum(p.stat().st_size for p in bundle.path.iterdir() if p.is_file())
-    assert total <= 4 * 1024 * 1024
+    assert total <= 8_000_000  # issue 16: the shipped bundle <= 8 MB (build 10: 4.5 MB with `small`)
     assert bundle.graph("intents")[0] == "embed"
     assert bundle.graph("intents")[-1] == "intent_head"
     assert bundle.graph("logs")[-1] == "logs_head"
