@@ -50,7 +50,7 @@ __all__ = ["STAGES", "BuildPlan", "build", "plan_for", "runtime_logits"]
 MODEL_ID = "edge-intents-logs"
 MODEL_VERSION = "1.0.0"
 # the student's loss, part of its cache key (train.fit: KD on intents and log heads, hard slot tags)
-STUDENT_LOSS = "kd-a0.5-t2/slots-hard"
+STUDENT_LOSS = "kd-a0.5-t2/slots-hard/aug-gold-tags"
 
 
 @dataclass(frozen=True)
@@ -625,12 +625,14 @@ def _teacher_outputs(
 
 
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
-    """Augmented rows take the teacher's intent and tags; rows without gold spans its tags; log
+    """Augmented rows take the teacher's intent; rows without gold spans its tags; log
     lines without a known severity or anomaly (real lines) the teacher's."""
     n_it = len(data.it_tr.ids)
     aug = np.arange(n_it) >= data.n_labelled
     data.it_tr.intent[aug] = t_logits["intent"][:n_it][aug].argmax(-1)
-    no_spans = aug | ~data.spans_known
+    # augmentation never edits inside a span and moves the spans with the words, so an augmented
+    # row keeps its source's gold tags; only rows without gold spans take the teacher's
+    no_spans = ~data.spans_known
     tags = t_logits["slots"][:n_it].argmax(-1) * (data.it_tr.ids != 0)
     data.it_tr.tags[no_spans] = tags[no_spans]
     lg = data.lg_tr
