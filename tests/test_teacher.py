@@ -71,14 +71,21 @@ def test_the_pretrained_encoder_knows_what_sentences_mean() -> None:
     assert "encoder checks passed" in proc.stdout
 
 
-def test_slot_distributions_move_onto_student_tokens() -> None:
+def _dim_kitchen() -> tuple[np.ndarray, np.ndarray]:
+    """Teacher offsets and logits of "dim kitchen": pieces [CLS] dim kitchen [SEP], tagged O and
+    B-area."""
     idx = tag_index()
-    c = len(SLOT_TAGS)
-    # "dim kitchen": teacher pieces [CLS] dim kitchen [SEP]; student: "dim" "kit" "chen"
     t_offsets = np.array([[[0, 0], [0, 3], [4, 11], [0, 0]]], np.int32)
-    t_logits = np.full((1, 4, c), -9.0, np.float32)
+    t_logits = np.full((1, 4, len(SLOT_TAGS)), -9.0, np.float32)
     t_logits[0, 1, idx["O"]] = 9.0
     t_logits[0, 2, idx["B-area"]] = 9.0
+    return t_offsets, t_logits
+
+
+def test_slot_distributions_move_onto_student_tokens() -> None:
+    idx = tag_index()
+    # student: "dim" "kit" "chen"
+    t_offsets, t_logits = _dim_kitchen()
     out = align_slot_logits(t_logits, t_offsets, [[(0, 3), (4, 7), (7, 11)]], 5)
     best = out[0].argmax(-1)
     assert [SLOT_TAGS[i] for i in best] == ["O", "B-area", "I-area", "O", "O"]
@@ -87,14 +94,9 @@ def test_slot_distributions_move_onto_student_tokens() -> None:
 
 
 def test_bare_word_boundary_pieces_take_o_and_the_word_keeps_its_b() -> None:
-    idx = tag_index()
-    c = len(SLOT_TAGS)
-    # "dim kitchen": the student splits the space off as a bare "▁" piece (no characters, which
-    # the tokenizer reports as (4, 4)); its gold tag is O, so the teacher's must be too
-    t_offsets = np.array([[[0, 0], [0, 3], [4, 11], [0, 0]]], np.int32)
-    t_logits = np.full((1, 4, c), -9.0, np.float32)
-    t_logits[0, 1, idx["O"]] = 9.0
-    t_logits[0, 2, idx["B-area"]] = 9.0
+    # the student splits the space off as a bare "▁" piece (no characters, which the tokenizer
+    # reports as (4, 4)); its gold tag is O, so the teacher's must be too
+    t_offsets, t_logits = _dim_kitchen()
     out = align_slot_logits(t_logits, t_offsets, [[(0, 3), (4, 4), (4, 11)]], 4)
     assert [SLOT_TAGS[i] for i in out[0].argmax(-1)] == ["O", "O", "B-area", "O"]
 
