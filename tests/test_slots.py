@@ -480,12 +480,6 @@ def test_unknown_name_that_is_a_class_phrase_is_the_class() -> None:
     assert got == {"domain": "binary_sensor", "device_class": "moisture", "state": "on"}
 
 
-def test_tv_of_tv_show_is_no_player() -> None:
-    got = values("play Breaking Bad tv show", "HassMediaSearchAndPlay", ("Breaking Bad", "search_query"),
-                 ("tv", "name"), ("show", "media_class"))  # fmt: skip
-    assert got == {"search_query": "Breaking Bad", "media_class": "tv_show"}
-
-
 def test_without_repair_only_tagged_spans_become_slots() -> None:
     # the tagger missed "floor lamp": the repairs find the home's entity in the text; without
     # them (--slot-rules minimal) only what was tagged is there, normalized and resolved

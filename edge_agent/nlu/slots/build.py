@@ -11,7 +11,6 @@ from edge_agent.nlu.home import Entity, Home
 from edge_agent.nlu.slots.media import (
     SlotCollector,
     fill_media_query,
-    fix_tv_show,
     media_word_starts,
     slot_overlaps,
 )
@@ -93,7 +92,6 @@ def build_slots(
     _untagged_on_off(out, text, intent, spans)
     if intent == "HassMediaSearchAndPlay":
         fill_media_query(out, text, home)
-        fix_tv_show(out, text)
     _context(out, text, intent, context_area)
     return out.slots
 

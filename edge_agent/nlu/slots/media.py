@@ -1,5 +1,5 @@
-"""The slot collector (``SlotCollector``) and the media rules: search-and-play queries, media words beside
-the query, TV show titles."""
+"""The slot collector (``SlotCollector``) and the media rules: search-and-play queries and media words
+beside the query."""
 
 from __future__ import annotations
 
@@ -112,8 +112,8 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
 
 
 def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
-    """ "Abbey" + tagged "Road": untagged words just before the query that are not the verb, an
-    article or a media class word belong to it."""
+    """ "Abbey" + tagged "Road": capitalized untagged words just before the query that are not the
+    verb or a media class word belong to it (a title in title case)."""
     if slot.start < 0:
         return
     taken = [(v.start, v.end) for k, v in out.slots.items() if k != "search_query" and v.start >= 0]
@@ -122,6 +122,7 @@ def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
         word = m.group(0)
         if (
             text[m.end() : start].strip()
+            or not word[:1].isupper()  # "from", "my", "something": not the title's
             or (word.lower() in _QUERY_STOP and word != "The")  # a capital "The" starts a title
             or word.lower() in MEDIA_BY_WORD
             or any(a < m.end() and m.start() < b for a, b in taken)
@@ -180,24 +181,3 @@ def _media_word_beside(out: SlotCollector, text: str) -> None:
                 span = Span(start, start + len(cand), "media_class", 0.5)
                 out.put("media_class", MEDIA_BY_WORD[cand], span, text[start : start + len(cand)])
                 return
-
-
-def fix_tv_show(out: SlotCollector, text: str) -> None:
-    """ "tv" of "tv show" read as the player: it is part of the media class."""
-    name = out.slots.get("name")
-    if name is None or name.start < 0:
-        return
-    media = out.slots.get("media_class")
-    if not (
-        media_word_starts(text, name.start, name.end)
-        or (media is not None and slot_overlaps(media, name.start, name.end))
-    ):
-        return
-    for slot in ("name", "domain", "device_class"):
-        if slot in out.slots and out.slots[slot].start == name.start:
-            del out.slots[slot]
-    nxt = _MEDIA_AFTER.match(text, name.end)
-    if nxt is not None:
-        phrase = f"{text[name.start : name.end]} {nxt[1]}"
-        span = Span(name.start, nxt.end(1), "media_class", name.confidence)
-        out.put("media_class", MEDIA_BY_WORD.get(phrase.lower(), "tv_show"), span, phrase, overwrite=True)
