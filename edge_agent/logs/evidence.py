@@ -35,8 +35,8 @@ from edge_agent.records.logs import LogLabel
 
 __all__ = ["Evidence", "SourceHistory", "TemplateHistory"]
 
-FAMILIAR = 2.0
-CRITICAL_PATIENCE = 4.0
+FAMILIAR = 1.0
+CRITICAL_PATIENCE = 8.0
 NEW_BONUS = 0.25
 WARMUP_LINES = 200
 RECENT_LINES = 100
