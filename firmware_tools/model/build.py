@@ -49,8 +49,10 @@ __all__ = ["STAGES", "BuildPlan", "build", "plan_for", "runtime_logits"]
 
 MODEL_ID = "edge-intents-logs"
 MODEL_VERSION = "1.0.0"
-# the student's loss, part of its cache key (train.fit: KD on intents and log heads, hard slot tags)
-STUDENT_LOSS = "kd-a0.5-t2/slots-hard/aug-gold-tags"
+# the student's loss, part of its cache key (train.fit: KD on intents and log heads, hard slot
+# tags weighed STUDENT_SLOT_WEIGHT against the intent loss)
+STUDENT_SLOT_WEIGHT = 3.0
+STUDENT_LOSS = f"kd-a0.5-t2/slots-hard-w{STUDENT_SLOT_WEIGHT:g}/aug-gold-tags"
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,9 @@ def plan_for(tiny: bool) -> BuildPlan:
         n_intents=40000,
         n_logs=20000,
         n_heldout=4000,
-        vocab=3000,
+        vocab=8000,
         max_len=32,
-        student_epochs=8,
+        student_epochs=14,
         batch=128,
         n_calib=300,
         # build 10's 4-block d128 student was no better than its 2-block d64 variant on intents
@@ -687,6 +689,7 @@ class _StudentTrainer:
             kd=KD(alpha=0.5, temperature=2.0),
             seed=self.seed + 1,
             desc=f"{name} (distill)",
+            slot_weight=STUDENT_SLOT_WEIGHT,
         )
         net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
         return net

@@ -145,11 +145,13 @@ def fit(
     seed: int,
     desc: str,
     log_weight: float = 0.5,
+    slot_weight: float = 1.0,
 ) -> None:
-    """Train ``net``; ``log_weight`` weighs the severity and category losses against the others."""
+    """Train ``net``; ``log_weight`` weighs the severity and category losses against the others,
+    ``slot_weight`` the slot tags'."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
-    compile_heads(net.model, lr=lr, steps=steps, kd=kd, log_weight=log_weight)
+    compile_heads(net.model, lr=lr, steps=steps, kd=kd, log_weight=log_weight, slot_weight=slot_weight)
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
         .shuffle(n, seed=seed, reshuffle_each_iteration=True)
@@ -160,7 +162,7 @@ def fit(
 
 
 def compile_heads(
-    model: keras.Model, *, lr: float, steps: int, kd: KD, log_weight: float
+    model: keras.Model, *, lr: float, steps: int, kd: KD, log_weight: float, slot_weight: float = 1.0
 ) -> None:
     """AdamW with cosine decay over ``steps``, and the packed-target losses of the five heads."""
     schedule = keras.optimizers.schedules.CosineDecay(
@@ -177,7 +179,7 @@ def compile_heads(
         },
         loss_weights={
             "intent": 1.0,
-            "slots": 1.0,
+            "slots": slot_weight,
             "severity": log_weight,
             "category": log_weight,
             "anomaly": 1.0,
