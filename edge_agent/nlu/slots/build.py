@@ -16,7 +16,6 @@ from edge_agent.nlu.slots.media import (
 )
 from edge_agent.nlu.slots.spans import (
     PLACE_SLOTS,
-    align_to_home,
     group_spans,
     grow_spans,
     home_mentions,
@@ -68,7 +67,6 @@ def build_slots(
     if not repair:
         return _normalized_only(text, intent, spans, home, context_area)
     if home is not None:
-        spans = align_to_home(text, spans, home)
         spans = repair_names(text, intent, list(spans), home)
     if intent in TIMER_INTENTS:
         spans = timer_spans(text, intent, list(spans), home)
@@ -88,7 +86,6 @@ def build_slots(
     if home is not None:
         _fill_from_home(out, text, intent, spans, home)
     _implied_light(out, text, intent)
-    _untagged_kind(out, text, intent, spans)
     _untagged_on_off(out, text, intent, spans)
     if intent == "HassMediaSearchAndPlay":
         fill_media_query(out, text, home)
@@ -480,38 +477,6 @@ def _prefer_home_entity(
     if chosen.device_class:
         out.put("device_class", chosen.device_class, span, raw)
     _state(out, groups, intent, text)
-
-
-_KIND_WORDS = re.compile(
-    r"(?<![a-z0-9])(?:"
-    + "|".join(re.escape(w) for w in sorted({*COVER_BY_WORD, *DOMAIN_BY_WORD}, key=len, reverse=True))
-    + r")(?![a-z0-9])"
-)
-_KIND_INTENTS = frozenset(("HassTurnOn", "HassTurnOff", "HassToggle", "HassSetPosition", "HassStopMoving"))
-
-
-def _untagged_kind(out: SlotCollector, text: str, intent: str, spans: Sequence[Span]) -> None:
-    """ "open the curtains" with nothing tagged: an untagged word for a kind of device is the kind."""
-    if intent not in _KIND_INTENTS or {"name", "domain", "device_class"} & set(out.slots):
-        return
-    taken = [(sp.start, sp.end) for sp in spans]
-    lowered = text.lower()
-    for m in _KIND_WORDS.finditer(lowered):
-        word = m.group(0)
-        if any(a < m.end() and m.start() < b for a, b in taken):
-            continue
-        span = Span(m.start(), m.end(), "domain", 0.5)
-        raw = text[m.start() : m.end()]
-        if word in ("door", "doors") and re.search(r"\b(?:un)?lock", lowered):
-            out.put("domain", "lock", span, raw)  # "lock the kitchen door"
-        elif word in COVER_BY_WORD:
-            out.put("domain", "cover", span, raw)
-            out.put("device_class", COVER_BY_WORD[word], span, raw)
-        elif word not in ("light", "light up", "music", "heat"):
-            out.put("domain", DOMAIN_BY_WORD[word], span, raw)
-        else:
-            continue
-        return
 
 
 _ON_OFF = re.compile(r"(?<![a-z0-9])(on|off)(?![a-z0-9])")

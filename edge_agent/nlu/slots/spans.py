@@ -21,7 +21,6 @@ from edge_agent.nlu.slots.words import (
     device_class_for,
     lookup_word,
     word_key,
-    word_kind,
 )
 from edge_agent.records.intent import Span
 
@@ -360,66 +359,6 @@ def home_mentions(text: str, home: Home) -> list[_Mention]:
         _LAST_MENTIONS.clear()
     _LAST_MENTIONS[id(home)] = (home, text, tuple(out))
     return out
-
-
-def _resolves(home: Home, slot: str, raw: str) -> bool:
-    if slot == "name":
-        return home.resolve_entity(raw) is not None
-    if slot == "area":
-        return home.resolve_area(raw) is not None
-    return home.resolve_floor(raw) is not None
-
-
-def align_to_home(text: str, spans: list[Span], home: Home) -> list[Span]:
-    """A place span that resolves to nothing but overlaps a word-exact mention of a home name, area or
-    floor ("living" of "living room", "room fan") takes the mention's extent and kind; what it
-    covered outside the mention stays, re-read as a domain / class / state word when it is one. A
-    kind span that ran into a place ("light upstairs") is split the same way."""
-    for start, end, kind, _ in home_mentions(text, home):
-        over = [sp for sp in spans if sp.start < end and start < sp.end and _misread(text, sp, home)]
-        if not over or any(sp.start < end and start < sp.end and sp not in over for sp in spans):
-            continue
-        if all(
-            sp.start <= start
-            and sp.end >= end
-            and sp.slot in PLACE_SLOTS
-            and not _state_left(text, sp, start, end)
-            for sp in over
-        ):
-            continue  # a longer name that merely contains a room ("Outside Humidity") stays whole
-        if len(over) == 1 and (over[0].start, over[0].end) == (start, end):
-            continue
-        conf = min(sp.confidence for sp in over)
-        keep = [sp for sp in spans if sp not in over]
-        keep.append(Span(start, end, kind, conf))
-        for sp in over:
-            for a, b in ((sp.start, start), (end, sp.end)):
-                piece = text[a:b] if b > a else ""
-                if not piece.strip():
-                    continue
-                lead = len(piece) - len(piece.lstrip())
-                a2, b2 = a + lead, a + lead + len(piece.strip())
-                keep.append(Span(a2, b2, word_kind(text[a2:b2], sp.slot), sp.confidence))
-        spans = sorted(keep, key=lambda sp: sp.start)
-    return spans
-
-
-def _misread(text: str, sp: Span, home: Home) -> bool:
-    """A place span that resolves to nothing, or a kind span whose words name no kind."""
-    raw = text[sp.start : sp.end]
-    if sp.slot in PLACE_SLOTS:
-        return not _resolves(home, sp.slot, raw)
-    if sp.slot == "domain":
-        return lookup_word(DOMAIN_BY_WORD, raw) is None and device_class_for(raw, "", False) is None
-    if sp.slot == "device_class":
-        return device_class_for(raw, "HassGetState", False) is None
-    return False
-
-
-def _state_left(text: str, sp: Span, start: int, end: int) -> bool:
-    """What a span holds besides the place is a state phrase ("kitchen flooded")."""
-    rest = f"{text[sp.start : start]} {text[end : sp.end]}"
-    return word_key(rest) in STATE_PHRASES
 
 
 def _understood(text: str, slot: str, home: Home | None) -> bool:
