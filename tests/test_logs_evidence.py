@@ -99,3 +99,17 @@ def test_a_warning_in_the_words_counts_before_warm_up() -> None:
     assert cold_words >= 0.5 > cold_stated and warm_stated >= 0.5
     alone = Evidence.score(label, None, seen=0, warm=True, jump=False, trouble=None)
     assert alone < 0.5  # the model on its own does not flag
+
+
+def test_a_stated_critical_failure_stays_flagged_while_it_repeats() -> None:
+    """A FATAL line whose words name a failure is an incident each time; a FATAL line whose
+    words name nothing (a register dump after the crash) becomes routine like any other."""
+    svc = LogService()
+    failure = "2026-01-05 09:00:{s:02d},001 FATAL [dma] Read failed on channel {i}: I/O error"
+    dump = "2026-01-05 09:00:{s:02d},001 FATAL [dma] r{i:02d}=0x{i:08x} r{j:02d}=0x{j:08x}"
+    lines = []
+    for i in range(60):
+        lines += [failure.format(s=i, i=i), dump.format(s=i, i=i % 32, j=(i + 1) % 32)]
+    flags = _flags(svc, lines, "node-7")
+    assert all(flags[0::2])
+    assert any(flags[1::2]) and not any(flags[1::2][20:])

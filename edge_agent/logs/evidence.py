@@ -6,7 +6,11 @@ last appeared (in the source's own line count), and a decayed count of its recen
 
 - **familiarity**: the score is divided by ``1 + seen / FAMILIAR``; a template seen hundreds of
   times is routine whatever its words say, an error that repeats is flagged on its first lines
-  (a critical one, stated or in words, ``CRITICAL_PATIENCE`` times longer);
+  (a critical one, stated or in words, ``CRITICAL_PATIENCE`` times longer). One kind of line is
+  never routine: one that states a critical level (``FATAL``, ``crit``, ``<2>``) in words that
+  name a failure (``error``, ``failed``, ``panic``...). Each repeat is flagged (alerts about it
+  are still sent once per cooldown); a critical line whose words name nothing, such as the
+  register dump after a crash, is damped like the others;
 - **new**: a template the source never logged, once the source is warm, adds ``NEW_BONUS`` when
   it is at warning or worse; during a source's first ``WARMUP_LINES`` lines every template is new,
   so newness counts for nothing;
@@ -94,11 +98,18 @@ class Evidence:
         self.sources: dict[str, SourceHistory] = {}
 
     def judge(
-        self, source: str, template_id: int, label: LogLabel, stated: str | None, trouble: str | None
+        self,
+        source: str,
+        template_id: int,
+        label: LogLabel,
+        stated: str | None,
+        trouble: str | None,
+        words: str | None = None,
     ) -> LogLabel:
         """Record one line of ``source`` and return its label with the evidence-based score.
         ``stated`` is the level the line states; ``trouble`` the severity that something besides
-        the model gives it (words, parameter rules; None: nothing says trouble)."""
+        the model gives it (words, parameter rules; None: nothing says trouble); ``words`` the
+        severity the template's own words say (None: info or lower)."""
         src = self.sources.setdefault(source, SourceHistory())
         src.lines += 1
         tid = self._canonical(template_id)
@@ -115,12 +126,18 @@ class Evidence:
         hist.recent = hist.recent_at(src.lines) + 1.0
         hist.count += 1
         hist.last = src.lines
-        score = self.score(label, stated, seen, src.lines > WARMUP_LINES, jump, trouble)
+        score = self.score(label, stated, seen, src.lines > WARMUP_LINES, jump, trouble, words)
         return LogLabel(label.severity, label.category, score >= self._threshold, round(score, 4))
 
     @staticmethod
     def score(
-        label: LogLabel, stated: str | None, seen: int, warm: bool, jump: bool, trouble: str | None
+        label: LogLabel,
+        stated: str | None,
+        seen: int,
+        warm: bool,
+        jump: bool,
+        trouble: str | None,
+        words: str | None = None,
     ) -> float:
         """The anomaly score of a line from its label and its template's history."""
         said = {stated, trouble}
@@ -132,6 +149,8 @@ class Evidence:
             return score * ALONE_WEIGHT / (1.0 + seen / FAMILIAR)
         if seen == 0:
             return min(score + NEW_BONUS, 1.0) if warm else score
+        if stated == "critical" and words in _SEVERE:
+            return score  # a stated critical failure is not routine however often it repeats
         score /= 1.0 + seen / (FAMILIAR * (CRITICAL_PATIENCE if "critical" in said else 1.0))
         if jump and loud:
             score = max(score, JUMP_SCORE)

@@ -181,11 +181,12 @@ class LogService:
         for p, m, base in zip(parsed, matches, bases, strict=True):
             line_label = self.classifier.line_label(base, p)
             # a parameter rule's severity, else the level the line states, else its words
+            words = self._trouble(m)
             if line_label.score > base.score:
                 trouble: str | None = line_label.severity
             else:
-                trouble = p.level if p.level is not None else self._trouble(m)
-            label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble)
+                trouble = p.level if p.level is not None else words
+            label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble, words)
             info = self._info.get(m.template_id)
             if info is None or info.template != m.template or info.label is not base:
                 self._info[m.template_id] = TemplateInfo(m.template, base)
