@@ -9,7 +9,6 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -112,8 +111,10 @@ _PERCENT = re.compile(
 )
 
 
-# any of the rules below needs one of these words or a percent sign
-_FLAG_WORDS = re.compile(r"temp|thermal|cpu|soc|core|board|heat|exit|status|rc|code|HTTP|err|%", re.I)
+# any of the rules below needs a word that starts like one of these, or a percent sign
+_FLAG_WORDS = re.compile(
+    r"\b(?:temp|thermal|cpu|soc|core|board|heat|exit|return|rc|code|http|status|err)|%", re.I
+)
 
 
 def _param_flags(message: str, thresholds: tuple[float, float]) -> tuple[str, float, str | None] | None:
@@ -234,23 +235,25 @@ class LineClassifier:
     def line_label(self, base: LogLabel, parsed: ParsedLine) -> LogLabel:
         """The template's label adjusted for this line: the source's own level wins for
         severity; parameter values can raise severity and the anomaly score."""
-        label = base
+        severity, category, score = base.severity, base.category, base.score
         if parsed.level is not None:
-            label = replace(label, severity=parsed.level)
+            severity = parsed.level
         flag = _param_flags(parsed.message, self._temps)
         if flag is not None:
-            sev, score, cat = flag
-            if severity_rank(sev) > severity_rank(label.severity):
-                label = replace(label, severity=sev)
-            if score > label.score:
-                label = replace(label, score=score, category=cat or label.category)
+            sev, flag_score, cat = flag
+            if severity_rank(sev) > severity_rank(severity):
+                severity = sev
+            if flag_score > score:
+                score, category = flag_score, cat or category
         if parsed.level is not None and flag is None:
-            if label.severity == "critical" and label.score < 0.5:
-                label = replace(label, score=0.5)
+            if severity == "critical" and score < 0.5:
+                score = 0.5
             elif parsed.level in _CALM_LEVELS:  # the source itself calls it routine
-                label = replace(label, score=round(label.score * _CALM_FACTOR, 4))
-        anomaly = label.score >= self._threshold
-        return label if anomaly == label.anomaly else replace(label, anomaly=anomaly)
+                score = round(score * _CALM_FACTOR, 4)
+        anomaly = score >= self._threshold
+        if (severity, category, score, anomaly) == (base.severity, base.category, base.score, base.anomaly):
+            return base
+        return LogLabel(severity, category, anomaly, score)
 
     def classify(self, lines: Sequence[str]) -> list[LogLabel]:
         """Parse, template and label raw lines (learning templates as it goes)."""
