@@ -150,12 +150,12 @@ def _is_time(tok: str) -> bool:
     t = tok.strip("[]()<>,")
     if _DATEISH.match(t):
         return True
-    return any(_DATEISH.match(part) for part in t.split() if part) and " " in t
+    return " " in t and any(_DATEISH.match(part) for part in t.split())
 
 
-def _headerish(tok: str) -> bool:
-    """A field that can stand in a header before the level/tag."""
-    if tok[0] in "[(<{" or _SEPARATOR.match(tok) or _is_time(tok):
+def _headerish(tok: str, is_time: bool | None = None) -> bool:
+    """A field that can stand in a header before the level/tag (``is_time``: already known)."""
+    if tok[0] in "[(<{" or _SEPARATOR.match(tok) or (_is_time(tok) if is_time is None else is_time):
         return True
     bare = tok.rstrip(",:")
     if _DIGIT.search(bare) is not None or _HOSTISH.match(bare):
@@ -214,7 +214,7 @@ def _split(line: str) -> HeaderSplit:
             tag = texts[k + 1].rstrip(":")  # "host prog[pid]:" of syslog
             k += 2
             break
-        elif _headerish(t) or (k + 1 < n and texts[k + 1] == "|" and " " not in t):
+        elif _headerish(t, is_time) or (k + 1 < n and texts[k + 1] == "|" and " " not in t):
             numeric_seen = numeric_seen or _DIGIT.search(t) is not None
         else:
             break
