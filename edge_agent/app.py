@@ -4,7 +4,8 @@
 (``edge_agent.engines``: recognizer, log service, runtime) can be injected, which is how tests and
 the demo run the agent in-process. The bridges (``edge_agent.bridges``: Hermes, runtime control,
 Home Assistant) are built here when enabled; bundles installed at run time swap in through
-``edge_agent.hotswap``.
+``edge_agent.hotswap``; the user's custom intents (``intents.custom_sentences``) load through
+``edge_agent.custom_intents`` at start, on SIGHUP and on the control command ``reload``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from edge_agent.bridges.hermes import HermesHandler, hermes_route
 from edge_agent.bridges.homeassistant import HaBridge, HaHandler
 from edge_agent.bridges.wyoming import wyoming_service
 from edge_agent.config import Config
+from edge_agent.custom_intents import CustomIntents
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
 from edge_agent.hotswap import BundleSwap
@@ -118,10 +120,21 @@ class _FollowingHome:
 class Agent:
     """One running agent: transport + pipeline + handlers for one site."""
 
-    def __init__(self, config: Config, engines: Engines, stopping: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        engines: Engines,
+        stopping: threading.Event | None = None,
+        reloading: threading.Event | None = None,
+    ) -> None:
+        """``reloading``: set (by SIGHUP) to reload the custom sentences from ``wait``'s loop."""
         self.config = config
         self.topics = SiteTopics(config.topics.prefix, config.site_id)
         self.stopping = stopping or threading.Event()
+        self.reloading = reloading or threading.Event()
+        self.reannounce = threading.Event()  # HA's discovery config changed: publish it from wait()
+        self.custom = CustomIntents(config.intents.custom_sentences, engines.custom_holder)
+        self.custom.try_reload()  # nothing recognizes yet: no lock needed
         self.registry = Registry()
         self._pipeline: Pipeline | None = None
         rel = config.reliability
@@ -164,6 +177,8 @@ class Agent:
             config.wyoming, config.site_id, intents, intents.lock, lambda: intents.model_id,
             self.intent_names, self.pipeline,
         )
+        self.custom.lock = intents.lock  # examples are embedded with the model in service
+        self.custom.on_change = self._custom_changed
 
     def _transports(self, bulk_kinds: frozenset[str]) -> tuple[MqttTransport, MqttTransport | None]:
         """The main session (status, Will, transcripts and commands) and, with
@@ -254,7 +269,8 @@ class Agent:
         p = self.config.pipeline
         self.homes = HomeBinding(config_home(self.config), engines.home_holder)
         self.bridge_lock = threading.Lock()  # discovery and controller state, shared by the bridges
-        names = self.intent_names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
+        builtin = self.builtin_names = [i for i in engines.intents if i != OUT_OF_SCOPE] or list(INTENTS)
+        names = self.intent_names = builtin + [i for i in self.custom.names if i not in builtin]
         self.controller = self._controller(names)
         self.ha = self._home_assistant(names, engines.model_id)
         sla = self.config.sla
@@ -307,7 +323,9 @@ class Agent:
         if not cfg.enabled:
             return None
         store = FileStore(Path(cfg.state_dir) if cfg.state_dir else self.state_dir)
-        controller = Controller(cfg, intents=intents, store=store, base_home=self.homes.home)
+        controller = Controller(
+            cfg, intents=intents, store=store, base_home=self.homes.home, custom=self.custom
+        )
         self.homes.set_home(controller.home())
         return controller
 
@@ -362,7 +380,21 @@ class Agent:
         with self.bridge_lock:  # the lock control and HA learning replace the home under
             recognizer = IntentRecognizer(model, self.homes.home)
             self.homes.bind(recognizer)
+        self.custom.bind(recognizer)  # the new model embeds the custom examples again
         return self._serve(recognizer)
+
+    def _custom_changed(self, names: list[str]) -> None:
+        """The custom intents changed (a reload, a bundle swap): Wyoming's ``describe``, runtime
+        control and HA's event types list them from now on, and ``wait`` sends HA a new discovery
+        config. Lock-free (each list is replaced whole): a control ``reload`` calls this while
+        holding the bridges' lock."""
+        self.intent_names = self.builtin_names + [i for i in names if i not in self.builtin_names]
+        self.wyoming.intents = list(self.intent_names)
+        if self.controller is not None:
+            self.controller.intents = tuple(self.intent_names)
+        if self.ha is not None:
+            self.ha.discovery.intents = tuple(self.intent_names)
+            self.reannounce.set()
 
     def _tap(self, handler: Handler) -> Handler:
         """With HA on: intents fire the event entity, summaries/alerts update the source entities."""
@@ -407,9 +439,17 @@ class Agent:
         self.stopping.set()
 
     def wait(self) -> int:
-        """Block until a stop is requested or the transport fails for good; then shut down."""
+        """Block until a stop is requested or the transport fails for good; then shut down. A
+        reload asked for meanwhile (SIGHUP) runs here, on the main thread."""
         while not self.stopping.wait(0.2):
             self.watchdog.ping()
+            if self.reloading.is_set():
+                self.reloading.clear()
+                self.custom.try_reload()
+            if self.reannounce.is_set() and self.ha is not None:
+                self.reannounce.clear()
+                for out in self.ha.on_connected():
+                    self.transport.publish(out.topic, out.payload, qos=out.qos, retain=out.retain)
             fatal = self._fatal()
             if fatal is not None:
                 _log.error("app.transport_failed", error=str(fatal))
@@ -451,18 +491,20 @@ def run_agent(config: Config, engines: Engines | None = None) -> int:
     # a short GIL switch interval lets the network thread take over from a busy worker quickly
     # (the default 5 ms would show up directly in publish-to-intent latency)
     sys.setswitchinterval(0.0005)
-    stop = threading.Event()
+    stop, reload = threading.Event(), threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         _log.info("app.signal", signal=signal.Signals(signum).name)
-        stop.set()
+        (reload if signum == signal.SIGHUP else stop).set()
 
-    # installed first, so a SIGTERM during start-up (model loading) is a clean stop too
+    # installed first, so a SIGTERM during start-up (model loading) is a clean stop too, and a
+    # SIGHUP then (systemd's ExecReload) a reload once running rather than the default: exit
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     try:
         engines = engines or build_engines(config)
-        agent = Agent(config, engines, stopping=stop)
+        agent = Agent(config, engines, stopping=stop, reloading=reload)
     except EdgeAgentError as exc:
         _log.error("app.startup_failed", error=str(exc))
         print(f"edge-agent: {exc}", file=sys.stderr)

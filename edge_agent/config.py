@@ -33,6 +33,7 @@ __all__ = [
     "Config",
     "HomeConfig",
     "HomeEntity",
+    "IntentsConfig",
     "LogsConfig",
     "ModelConfig",
     "MqttConfig",
@@ -201,6 +202,27 @@ class ModelConfig(_Section):
     )
 
 
+class IntentsConfig(_Section):
+    """Intent recognition beyond the bundle: the user's own intents (docs/intents.md, "Custom intents")."""
+
+    custom_sentences: list[Path] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Home Assistant custom-sentences YAML files, or directories of *.yaml, with the "
+        "user's own intents; relative to this file. Reloaded on SIGHUP and on the control command "
+        "'reload'; a file that cannot be used is logged and the previous intents stay. Needs a "
+        "bundle with a sentence embedding",
+    )
+
+    @field_validator("custom_sentences")
+    @classmethod
+    def _paths(cls, value: list[Path]) -> list[Path]:
+        for path in value:
+            if not str(path).strip():
+                raise ValueError("a path must not be empty")
+        return value
+
+
 class PipelineConfig(_Section):
     """Queue between the network thread and the workers."""
 
@@ -228,6 +250,10 @@ class Config(_Section):
     topics: TopicsConfig = Field(default_factory=lambda: TopicsConfig.model_validate({}))
     home: HomeConfig = Field(default_factory=HomeConfig)
     model: ModelConfig = Field(default_factory=lambda: ModelConfig.model_validate({}))
+    intents: IntentsConfig = Field(
+        default_factory=lambda: IntentsConfig.model_validate({}),
+        description="the user's own intents from custom-sentences files (docs/intents.md)",
+    )
     runtime: RuntimeConfig = Field(
         default_factory=lambda: RuntimeConfig.model_validate({}),
         description="backend, delegate preference list, weight residency, CPU quota (docs/runtime.md)",
@@ -339,6 +365,7 @@ def load(path: str | Path, environ: dict[str, str] | None = None) -> Config:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     config = parse(data, str(path))
     _resolve_relative(config, path.parent)
+    _check_custom_sentences(config, path)
     config.mqtt._password = _read_password(config.mqtt, env, path.parent)
     return config
 
@@ -361,6 +388,19 @@ def _resolve_relative(config: Config, base: Path) -> None:
     rel.bundles.install_from = [p if p.is_absolute() else base / p for p in rel.bundles.install_from]
     if config.sla.thermal_path is not None and not config.sla.thermal_path.is_absolute():
         config.sla.thermal_path = base / config.sla.thermal_path
+    sentences = config.intents.custom_sentences
+    config.intents.custom_sentences = [p if p.is_absolute() else base / p for p in sentences]
+
+
+def _check_custom_sentences(config: Config, source: Path) -> None:
+    """Every ``intents.custom_sentences`` path names an existing file or directory (what the files
+    say is checked when they are loaded: a broken file is logged, never a reason not to start)."""
+    for i, path in enumerate(config.intents.custom_sentences):
+        if not path.exists():
+            raise ConfigError(
+                f"{source}: intents.custom_sentences[{i}]: {path} does not exist; give a custom-sentences "
+                "YAML file or a directory of them (relative paths are relative to the config file)"
+            )
 
 
 def _read_password(mqtt: MqttConfig, env: dict[str, str], base: Path | None = None) -> str | None:

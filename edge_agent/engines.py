@@ -18,6 +18,7 @@ import structlog
 
 from edge_agent.bridges.common import HomeHolder
 from edge_agent.config import Config
+from edge_agent.custom_intents import CustomHolder
 from edge_agent.nlu.home import Home
 from edge_agent.pipeline.handlers import LogServiceLike, RecognizerLike
 from edge_agent.pipeline.pacing import GovernorLike
@@ -51,7 +52,9 @@ class Engines:
     the model runtime whose state goes into stats (None: injected engines without one) and the
     CPU governor of ``runtime.cpu.quota`` (None: no quota). ``home_holder`` is the recognizer
     whose home runtime control and HA learning replace (None: a recognizer without a home);
-    ``intents`` the bundle's intent names (empty: the schema's). For the SLA ladder: ``model``
+    ``intents`` the bundle's intent names (empty: the schema's); ``custom_holder`` the recognizer
+    that ``intents.custom_sentences`` load into (None: custom intents are unavailable). For the SLA
+    ladder: ``model``
     is the model the log service labels with (None: it is never swapped) and ``small`` loads the
     bundle's small variant per task (None: the bundle has none, the ladder skips that step)."""
 
@@ -62,6 +65,7 @@ class Engines:
     governor: GovernorLike | None = None
     home_holder: HomeHolder | None = None
     intents: Sequence[str] = ()
+    custom_holder: CustomHolder | None = None
     model: Any = None
     small: SmallModels | None = None
 
@@ -119,6 +123,7 @@ def build_engines(config: Config) -> Engines:
         governor=governor,
         home_holder=recognizer,
         intents=recognizer.intents,
+        custom_holder=recognizer,
         model=model,
         small=SmallModels(bundle, config) if bundle.has_variant("small") else None,
     )

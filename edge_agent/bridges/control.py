@@ -8,6 +8,9 @@ the reply says why.
 
 With ``learn_from_homeassistant`` the controller also keeps the entities of HA discovery configs
 seen on the bus (read by ``messages.discovery.learned_entities``) in the home used for resolution.
+
+``reload`` loads the custom-sentences files again (``edge_agent.custom_intents``); its reply says
+how many intents and examples are in service, or why the files could not be used.
 """
 
 from __future__ import annotations
@@ -15,14 +18,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import structlog
 from pydantic import Field, field_validator
 
 from edge_agent.bridges.common import BridgeConfig, HomeTarget, Retire
 from edge_agent.bridges.control_state import ControlState, check_home
-from edge_agent.errors import PayloadError
+from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages import control as cmds
 from edge_agent.messages.discovery import learned_entities
 from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
@@ -38,6 +41,7 @@ __all__ = [
     "ControlOutcome",
     "ControlledRecognizer",
     "Controller",
+    "Reloadable",
     "control_route",
 ]
 
@@ -87,6 +91,13 @@ class ControlOutcome:
     retire_source: str | None = None
 
 
+class Reloadable(Protocol):
+    """The custom intents (``edge_agent.custom_intents.CustomIntents``): what ``reload`` reloads."""
+
+    def reload(self) -> Mapping[str, Any]: ...
+    def status(self) -> Mapping[str, Any]: ...
+
+
 class Controller:
     """The policy: applies commands to a ``ControlState``, persists it, filters results by it."""
 
@@ -98,12 +109,15 @@ class Controller:
         store: Store,
         base_home: Home | None = None,
         status_extra: Callable[[], Mapping[str, Any]] | None = None,
+        custom: Reloadable | None = None,
     ) -> None:
+        """``custom``: the custom intents ``reload`` reloads (None: the command is refused)."""
         self.cfg = cfg
         self.intents = tuple(intents)
         self.store = store
         self.base_home = base_home or Home()
         self.status_extra = status_extra
+        self.custom = custom
         self.state = self._load()
 
     # -- persistence ---------------------------------------------------------------------
@@ -167,6 +181,8 @@ class Controller:
                 "learned_entities": sum(len(v.get("entities", [])) for v in self.state.learned.values()),
             },
         }
+        if self.custom is not None:
+            out["custom_intents"] = dict(self.custom.status())
         if self.status_extra is not None:
             out["agent"] = dict(self.status_extra())
         return out
@@ -192,8 +208,20 @@ class Controller:
         if name == "retire_source":
             source = cmds.source_name(cmd)
             return replace(self._reply(cmd_id, name, ok=True), retire_source=source)
+        if name == "reload":
+            return self._reload(cmd_id)
         self._commit(self._changed(name, cmd))
         return replace(self._reply(cmd_id, name, ok=True), changed=True, home_changed=name == "set_home")
+
+    def _reload(self, cmd_id: Any) -> ControlOutcome:
+        """Reload the custom sentences; a failure is an error reply (the intents in service stay)."""
+        if self.custom is None:
+            return self._reply(cmd_id, "reload", ok=False, error="this agent has no custom intents to reload")
+        try:
+            self.custom.reload()
+        except EdgeAgentError as exc:
+            return self._reply(cmd_id, "reload", ok=False, error=f"custom sentences not reloaded: {exc}")
+        return replace(self._reply(cmd_id, "reload", ok=True), changed=True)
 
     def _changed(self, name: Any, cmd: Mapping[str, Any]) -> ControlState:
         """The state after a changing command (not yet persisted)."""

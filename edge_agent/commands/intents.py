@@ -3,6 +3,10 @@
 A line may also be a JSON object ``{"text": ..., "context": {"area": ...}}``. Every input line
 gives exactly one output line: empty lines, undecodable bytes and over-long lines included
 (an over-long text is cut to the model's window and the result says ``"truncated": true``).
+
+``--custom-sentences PATH`` (repeatable; a Home Assistant custom-sentences file or a directory
+of them) adds the user's own intents (docs/intents.md, "Custom intents"); what was loaded is said
+on stderr, and a file that cannot be used is an error (exit 2) naming the file and the intent.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +51,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default="full",
         help="full: the span repairs too (default); minimal: the tagger's spans, only normalized "
         "and resolved against the home (to measure the model's own slot accuracy)",
+    )
+    p.add_argument(
+        "--custom-sentences",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="Home Assistant custom-sentences YAML file or directory of them (repeatable): the "
+        "user's own intents, recognized in their own words (needs a bundle with a sentence embedding)",
     )
     add_weight_cache(p)
     p.set_defaults(func=_main)
@@ -110,9 +123,26 @@ def _main(args: argparse.Namespace) -> int:
         home = Home.load(args.home) if args.home else None
         bundle = load_bundle(args.bundle or default_bundle_path())
         model = open_task_model(args, bundle, "intents")
+        recognizer = IntentRecognizer(model, home, slot_repair=args.slot_rules == "full")
+        if args.custom_sentences:
+            _load_custom(recognizer, args.custom_sentences)
     except EdgeAgentError as exc:
         print(f"edge-agent intents: {exc}", file=sys.stderr)
         return 2
-    recognizer = IntentRecognizer(model, home, slot_repair=args.slot_rules == "full")
     run(recognizer, iter(sys.stdin.buffer.readline, b""), sys.stdout.buffer)
     return 0
+
+
+def _load_custom(recognizer: Any, paths: list[Path]) -> None:
+    """Load the custom sentences into ``recognizer`` and say what was loaded on stderr."""
+    from edge_agent.nlu.custom import load_custom_sentences
+
+    start = time.perf_counter()
+    index = recognizer.load_custom(load_custom_sentences(paths))
+    info = index.summary()
+    taught = f", teaching {', '.join(info['taught'])}" if info["taught"] else ""
+    print(
+        f"edge-agent intents: custom sentences: {info['intents']} intents, {info['examples']} "
+        f"examples{taught} from {', '.join(info['files'])} ({time.perf_counter() - start:.2f} s)",
+        file=sys.stderr,
+    )

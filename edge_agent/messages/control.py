@@ -8,6 +8,7 @@ Commands are JSON objects on ``{prefix}/{site}/control`` (the topic is configura
     {"id": "c4", "cmd": "set_home", "home": {"areas": [...], "entities": [...]}}
     {"id": "c5", "cmd": "retire_source", "source": "zigbee"}
     {"id": "c6", "cmd": "status"}
+    {"id": "c7", "cmd": "reload"}          # the custom-sentences files (intents.custom_sentences)
 
 Every command gets one reply on ``{prefix}/{site}/control/reply``:
 ``{"schema": 1, "id", "cmd", "ok": true, "state": {...}}`` or ``{"ok": false, "error": "..."}``.
@@ -40,7 +41,15 @@ __all__ = [
 
 CONTROL_SCHEMA_VERSION = 1
 SUFFIX = "control"
-COMMANDS = ("enable_intents", "disable_intents", "set_thresholds", "set_home", "retire_source", "status")
+COMMANDS = (
+    "enable_intents",
+    "disable_intents",
+    "set_thresholds",
+    "set_home",
+    "retire_source",
+    "status",
+    "reload",
+)
 
 
 def parse_command(payload: bytes, max_bytes: int) -> dict[str, Any]:

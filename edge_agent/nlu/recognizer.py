@@ -4,12 +4,16 @@ Steps: tokenize (fixed window), run the intent graph, calibrate the intent distr
 the manifest's temperature, reject out-of-scope (the ``__none__`` class, or a confidence below
 that intent's threshold), decode BIO tags into character spans, and hand the spans to
 ``edge_agent.nlu.slots.build_slots`` for normalization and home resolution.
+
+With custom intents loaded (``load_custom``), the same model run also gives the utterance's
+sentence embedding, and ``edge_agent.nlu.custom`` decides between the built-in result, a custom
+intent and out of scope.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +24,9 @@ from edge_agent.nlu.slots import build_slots, home_supports, refine_intent
 from edge_agent.records.intent import IntentResult, Span
 from edge_agent.runtime.model import Model
 from edge_agent.runtime.tokenizer import Encoded
+
+if TYPE_CHECKING:
+    from edge_agent.nlu.custom import CustomIndex, CustomSentences
 
 __all__ = ["IntentRecognizer", "decode_spans"]
 
@@ -57,19 +64,66 @@ class IntentRecognizer:
         thresholds: Mapping[str, float] = calibration.get("intent_thresholds", {})
         self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
         self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
+        self.calibration: Mapping[str, Any] = calibration
+        self.custom: CustomIndex | None = None  # replaced whole (a reload), read once per call
+
+    def load_custom(self, sentences: CustomSentences | None) -> CustomIndex | None:
+        """Embed ``sentences``' examples with this recognizer's model and recognize their intents
+        from the next call on (None: none). Raises ``CustomSentencesError`` when the model has no
+        sentence embedding; the intents in use then stay as they were. Not thread-safe with
+        ``recognize`` (the model is shared): callers hold the lock they recognize under."""
+        if sentences is None:
+            self.custom = None
+            return None
+        from edge_agent.nlu.custom import CustomSettings, build_index
+
+        settings = CustomSettings.from_calibration(self.calibration)
+        index = build_index(sentences, self.model, self.intents, settings)
+        self.custom = index
+        return index
 
     def recognize(self, texts: Sequence[str], context_area: str | None = None) -> list[IntentResult]:
         if not texts:
             return []
         encoded = [self.model.tokenizer.encode(t) for t in texts]
         ids = encoded[0].ids[None] if len(encoded) == 1 else np.stack([e.ids for e in encoded])
-        intent_logits, slot_logits = self.model.run_intents(ids)
+        custom = self.custom
+        if custom is None:
+            intent_logits, slot_logits = self.model.run_intents(ids)
+            embeddings = None
+        else:
+            outputs = self.model.run_intent_outputs(ids)  # one run: intents, slots and embedding
+            intent_logits, slot_logits, embeddings = (
+                outputs.intent_logits,
+                outputs.slot_logits,
+                outputs.embedding,
+            )
         probs = softmax(intent_logits, self.temperature)
         tag_probs = softmax(slot_logits)
-        return [
-            self._result(text, enc, probs[i], tag_probs[i], context_area)
-            for i, (text, enc) in enumerate(zip(texts, encoded, strict=True))
-        ]
+        results = []
+        for i, (text, enc) in enumerate(zip(texts, encoded, strict=True)):
+            result = self._result(text, enc, probs[i], tag_probs[i], context_area)
+            if custom is not None and embeddings is not None:
+                result = custom.resolve(
+                    text,
+                    embeddings[i],
+                    result,
+                    self._taught(text, enc, tag_probs[i], context_area),
+                    self.home,
+                    context_area,
+                )
+            results.append(result)
+        return results
+
+    def _taught(
+        self, text: str, enc: Encoded, tag_probs: npt.NDArray[np.float32], context_area: str | None
+    ) -> Any:
+        """The result for an intent chosen by its custom examples, slots by the built-in path."""
+
+        def result(intent: str, conf: float) -> IntentResult:
+            return self._slotted(text, enc, tag_probs, intent, conf, context_area, None)
+
+        return result
 
     def _result(
         self,
@@ -89,12 +143,27 @@ class IntentRecognizer:
                     text, None, conf if best == self.oos_index else 1.0 - conf, {}, enc.truncated
                 )
             best, conf = rescued, float(probs[rescued])
-        intent = self.intents[best]
+        return self._slotted(text, enc, tag_probs, self.intents[best], conf, context_area, probs)
+
+    def _slotted(
+        self,
+        text: str,
+        enc: Encoded,
+        tag_probs: npt.NDArray[np.float32],
+        intent: str,
+        conf: float,
+        context_area: str | None,
+        probs: npt.NDArray[np.float32] | None,
+    ) -> IntentResult:
+        """``intent`` with its slots from the tagger's spans (``probs``: the intent distribution,
+        None for an intent not chosen by the intent head)."""
         spans = decode_spans(enc, tag_probs, self.tags)
         slots = build_slots(text, intent, spans, self.home, context_area, self.slot_repair)
         refined = refine_intent(intent, slots, self.home)
         if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
-            intent, conf = refined, max(conf, float(probs[self.intents.index(refined)]))
+            if probs is not None:
+                conf = max(conf, float(probs[self.intents.index(refined)]))
+            intent = refined
             slots = build_slots(text, intent, spans, self.home, context_area, self.slot_repair)
         return IntentResult(text, intent, conf, slots, enc.truncated)
 

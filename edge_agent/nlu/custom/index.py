@@ -1,0 +1,140 @@
+"""The custom sentences embedded by one model, and the custom side of recognizing one utterance.
+
+``build_index`` embeds every example sentence with the model's ``sentence_embedding`` output (the
+intent graph's third output; docs/bundle.md), in batches, once per load. At recognition time the
+same model run that gives the built-in intent gives the utterance's embedding, so a custom
+intent costs a matrix-vector product (examples x embedding size) and the decision of
+``match.decide``; slots are read only for a custom winner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from edge_agent.nlu.custom.match import CustomSettings, decide, intent_scores
+from edge_agent.nlu.custom.sentences import CustomSentences, CustomSentencesError, Example
+from edge_agent.nlu.custom.slots import custom_slots
+from edge_agent.nlu.home import Home
+from edge_agent.nlu.schema import OUT_OF_SCOPE
+from edge_agent.records.intent import IntentResult
+
+__all__ = ["BATCH", "NO_EMBEDDING", "CustomIndex", "build_index", "embed_texts"]
+
+FloatArray = npt.NDArray[np.float32]
+BATCH = 64  # example sentences per model call while embedding
+NO_EMBEDDING = (
+    "this model bundle has no sentence embedding; custom intents need a bundle whose intents graph "
+    "has the sentence_embedding output (docs/bundle.md), i.e. a newer model than this one"
+)
+# the built-in decision with an intent forced: (intent, confidence) -> result with the built-in slots
+BuiltinSlots = Callable[[str, float], IntentResult]
+
+
+class CustomIndex:
+    """Example sentences ordered by intent with their unit vectors; ``builtin``: the model's
+    intents (a custom intent of one of these names teaches that intent a phrasing)."""
+
+    def __init__(
+        self,
+        sentences: CustomSentences,
+        vectors: FloatArray,
+        builtin: Sequence[str],
+        settings: CustomSettings | None = None,
+    ) -> None:
+        if len(vectors) != len(sentences.examples):
+            raise ValueError(f"{len(vectors)} vectors for {len(sentences.examples)} examples")
+        if OUT_OF_SCOPE in sentences.intents:
+            raise CustomSentencesError(f"{OUT_OF_SCOPE!r} is reserved for out of scope")
+        order = {name: i for i, name in enumerate(sentences.intents)}
+        rank = sorted(range(len(sentences.examples)), key=lambda i: order[sentences.examples[i].intent])
+        self.sentences = sentences
+        self.examples: tuple[Example, ...] = tuple(sentences.examples[i] for i in rank)
+        named = {e.intent for e in self.examples}
+        self.intents: tuple[str, ...] = tuple(n for n in sentences.intents if n in named)
+        labels = np.array([self.intents.index(e.intent) for e in self.examples], dtype=np.intp)
+        self.starts = np.searchsorted(labels, np.arange(len(self.intents))).astype(np.intp)
+        self.vectors = np.ascontiguousarray(_unit(np.asarray(vectors, dtype=np.float32)[rank]))
+        self.builtin = frozenset(builtin)
+        self.settings = settings or CustomSettings()
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for the log and the control reply."""
+        taught = sorted(i for i in self.intents if i in self.builtin)
+        return {
+            "intents": len(self.intents),
+            "examples": len(self.examples),
+            "taught": taught,
+            "files": list(self.sentences.files),
+        }
+
+    @property
+    def custom_names(self) -> list[str]:
+        """The intents this set adds (those named like a built-in intent teach it instead)."""
+        return [i for i in self.intents if i not in self.builtin]
+
+    def best(self, embedding: FloatArray) -> tuple[int, float, FloatArray]:
+        """(intent index, its score, the similarity to every example) for one utterance."""
+        sims: FloatArray = self.vectors @ _unit(np.asarray(embedding, dtype=np.float32))
+        scores = intent_scores(sims, self.starts, self.settings.top_k)
+        best = int(scores.argmax())
+        return best, float(scores[best]), sims
+
+    def ranked(self, intent: int, sims: FloatArray) -> list[Example]:
+        """The examples of intent number ``intent``, the nearest first."""
+        start = int(self.starts[intent])
+        end = int(self.starts[intent + 1]) if intent + 1 < len(self.starts) else len(self.examples)
+        order = np.argsort(-sims[start:end], kind="stable")
+        return [self.examples[start + int(i)] for i in order]
+
+    def resolve(
+        self,
+        text: str,
+        embedding: FloatArray,
+        builtin: IntentResult,
+        builtin_slots: BuiltinSlots,
+        home: Home | None = None,
+        context_area: str | None = None,
+    ) -> IntentResult:
+        """The final result of one utterance given the built-in one (``match.decide``)."""
+        best, score, sims = self.best(embedding)
+        name = self.intents[best]
+        decision = decide(builtin.intent, builtin.confidence, name, score, self.settings, self.builtin)
+        if decision.kind == "builtin":
+            return builtin
+        if decision.kind == "taught":
+            return builtin_slots(name, decision.confidence)
+        slots = custom_slots(text, name, self.ranked(best, sims), self.sentences, home, context_area)
+        return replace(builtin, intent=name, confidence=decision.confidence, slots=slots)
+
+
+def embed_texts(model: Any, texts: Sequence[str]) -> FloatArray:
+    """Sentence embeddings of ``texts`` (one model call per ``BATCH``); the model must have them."""
+    if not getattr(model, "has_sentence_embedding", False):
+        raise CustomSentencesError(NO_EMBEDDING)
+    out: list[FloatArray] = []
+    for start in range(0, len(texts), BATCH):
+        ids = np.stack([model.tokenizer.encode(t).ids for t in texts[start : start + BATCH]])
+        embedding = model.run_intent_outputs(ids).embedding
+        if embedding is None:
+            raise CustomSentencesError(NO_EMBEDDING)
+        out.append(np.asarray(embedding, dtype=np.float32))
+    return np.concatenate(out) if out else np.zeros((0, 1), np.float32)
+
+
+def build_index(
+    sentences: CustomSentences, model: Any, builtin: Sequence[str], settings: CustomSettings
+) -> CustomIndex:
+    """Embed ``sentences``' examples with ``model`` (``CustomSentencesError`` without an embedding)."""
+    vectors = embed_texts(model, [e.text for e in sentences.examples])
+    return CustomIndex(sentences, vectors, builtin, settings)
+
+
+def _unit(x: FloatArray) -> FloatArray:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    out: FloatArray = x / np.maximum(norm, np.float32(1e-12))
+    return out

@@ -1,0 +1,137 @@
+"""The decision between the built-in intents, the user's custom intents and out of scope (pure).
+
+Inputs per utterance: the built-in recognizer's decision (an intent or None, and its calibrated
+confidence) and the cosine similarity of the utterance's sentence embedding to every example
+sentence of the custom intents. An intent's score is the mean of its ``top_k`` highest
+similarities (``top_k`` 1: the nearest example).
+
+- the best custom intent needs ``score >= threshold``; below it the built-in decision stands;
+- a built-in out-of-scope decision goes to the custom intent;
+- an in-scope built-in decision is taken over only when the custom match is clearly better: its
+  calibrated confidence is at least ``margin`` above the built-in one, or its score reaches
+  ``steal`` (the user said one of their own sentences, or nearly);
+- a custom intent named like a built-in intent (examples given under ``HassTurnOn``) teaches
+  that intent a phrasing: the decision is then that built-in intent (``kind`` "taught").
+
+The confidence of a custom decision is ``sigmoid(slope * score + intercept)``, fitted on a
+development set (``fit_logistic``) so that it reads as a probability like the built-in ones.
+Defaults: ``CustomSettings()``; a bundle overrides them in ``calibration.custom_intents``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CustomSettings", "Decision", "decide", "fit_logistic", "intent_scores"]
+
+FloatArray = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class CustomSettings:
+    """Thresholds of the decision and the confidence map (see the module docstring).
+
+    The defaults were chosen with frozen all-MiniLM-L6-v2 sentence embeddings standing in for the
+    model's own (bench/custom_intents.py, tuned on CLINC150, reported on SGD); a bundle with a
+    trained sentence embedding ships its own in ``calibration.custom_intents``."""
+
+    threshold: float = 0.45
+    steal: float = 0.9
+    margin: float = 0.1
+    top_k: int = 1
+    slope: float = 12.0
+    intercept: float = -5.5
+
+    @classmethod
+    def from_calibration(cls, calibration: Mapping[str, Any] | None) -> CustomSettings:
+        """The bundle's ``calibration.custom_intents`` over the defaults; keys it does not know
+        and values that are not numbers are left at the defaults (a manifest is trusted data)."""
+        raw = (calibration or {}).get("custom_intents")
+        if not isinstance(raw, Mapping):
+            return cls()
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            value = raw.get(f.name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                values[f.name] = max(1, int(value)) if f.name == "top_k" else float(value)
+        return replace(cls(), **values)
+
+    def confidence(self, score: float) -> float:
+        z = self.slope * score + self.intercept
+        return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """``builtin``: the built-in decision stands (``intent`` may be None: out of scope);
+    ``custom``: a custom intent; ``taught``: a built-in intent recognized through its examples."""
+
+    kind: Literal["builtin", "custom", "taught"]
+    intent: str | None
+    confidence: float
+
+
+def intent_scores(
+    similarities: FloatArray, starts: npt.NDArray[np.intp], top_k: int = 1
+) -> FloatArray:
+    """Per intent, the mean of its ``top_k`` highest similarities. ``similarities`` are ordered by
+    intent, intent ``i``'s examples starting at ``starts[i]`` (every intent has at least one)."""
+    if top_k <= 1:
+        best: FloatArray = np.maximum.reduceat(similarities, starts).astype(np.float32, copy=False)
+        return best
+    ends = [*starts[1:].tolist(), len(similarities)]
+    out = np.empty(len(starts), dtype=np.float32)
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
+        chunk = similarities[a:b]
+        k = min(top_k, len(chunk))
+        out[i] = float(np.partition(chunk, len(chunk) - k)[len(chunk) - k :].mean())
+    return out
+
+
+def decide(
+    builtin_intent: str | None,
+    builtin_confidence: float,
+    custom_intent: str | None,
+    score: float,
+    settings: CustomSettings,
+    builtin_names: Collection[str] = (),
+) -> Decision:
+    """Built-in intent, custom intent or out of scope for one utterance (see the module docstring).
+    ``builtin_names``: the model's intents (a custom intent of one of these names is taught)."""
+    keep = Decision("builtin", builtin_intent, builtin_confidence)
+    if custom_intent is None or score < settings.threshold:
+        return keep
+    if custom_intent == builtin_intent:
+        return keep
+    confidence = settings.confidence(score)
+    if builtin_intent is not None:
+        clearly_better = confidence >= builtin_confidence + settings.margin or score >= settings.steal
+        if not clearly_better:
+            return keep
+    return Decision("taught" if custom_intent in builtin_names else "custom", custom_intent, confidence)
+
+
+def fit_logistic(
+    scores: npt.ArrayLike, correct: npt.ArrayLike, steps: int = 200, l2: float = 1e-3
+) -> tuple[float, float]:
+    """(slope, intercept) of ``P(correct) = sigmoid(slope * score + intercept)`` by Newton's method
+    on the log-likelihood (a small L2 penalty keeps a separable set finite)."""
+    x = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(correct, dtype=np.float64)
+    design = np.stack([x, np.ones_like(x)], axis=1)
+    w = np.zeros(2)
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(design @ w)))
+        grad = design.T @ (p - y) + l2 * w
+        hess = (design * (p * (1 - p))[:, None]).T @ design + l2 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return float(w[0]), float(w[1])
