@@ -63,6 +63,8 @@ def test_shipped_default_yaml_is_valid_and_matches_defaults() -> None:
         ({"runtime": {"cpu": {"quota": 0}}}, "runtime.cpu.quota", "greater than 0"),
         ({"mqtt": {"protocol": "3.1.1", "shared_group": "g"}}, "mqtt.shared_group", 'protocol "5"'),
         ({"mqtt": {"shared_group": "a/b"}}, "mqtt.shared_group", "one topic level"),
+        ({"intents": {"custom_sentences": "one.yaml"}}, "intents.custom_sentences", "valid list"),
+        ({"intents": {"sentences": []}}, "intents.sentences", "allowed keys here: custom_sentences"),
     ],
 )
 def test_errors_name_the_field_and_what_is_allowed(data: dict[str, object], field: str, allowed: str) -> None:
@@ -129,6 +131,16 @@ def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
     assert config.mqtt.tls is not None
     assert config.mqtt.tls.ca_file == tmp_path / "ca.crt"
     assert config.model.bundle == tmp_path / "bundles" / "b1"
+
+
+def test_custom_sentences_paths_are_relative_to_the_config_and_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "custom").mkdir()
+    (tmp_path / "mine.yaml").write_text("language: en\n")
+    config = load(write(tmp_path, {"intents": {"custom_sentences": ["custom", "mine.yaml"]}}), environ={})
+    assert config.intents.custom_sentences == [tmp_path / "custom", tmp_path / "mine.yaml"]
+    with pytest.raises(ConfigError) as info:
+        load(write(tmp_path, {"intents": {"custom_sentences": ["mine.yaml", "gone"]}}), environ={})
+    assert "intents.custom_sentences[1]" in str(info.value) and "does not exist" in str(info.value)
 
 
 def test_packaged_schema_is_current_and_validates_default_yaml() -> None:

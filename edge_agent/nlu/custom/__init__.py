@@ -6,7 +6,14 @@ built-in, custom and out of scope, ``slots`` reads a custom intent's slots from 
 """
 
 from edge_agent.nlu.custom.index import NO_EMBEDDING, CustomIndex, build_index, embed_texts
-from edge_agent.nlu.custom.match import CustomSettings, Decision, decide, fit_logistic, intent_scores
+from edge_agent.nlu.custom.match import (
+    CustomSettings,
+    Decision,
+    decide,
+    fit_logistic,
+    intent_cohesion,
+    intent_scores,
+)
 from edge_agent.nlu.custom.sentences import (
     CustomSentences,
     CustomSentencesError,
@@ -30,6 +37,7 @@ __all__ = [
     "decide",
     "embed_texts",
     "fit_logistic",
+    "intent_cohesion",
     "intent_scores",
     "load_custom_sentences",
     "parse_custom_sentences",

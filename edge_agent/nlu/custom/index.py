@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from edge_agent.nlu.custom.match import CustomSettings, decide, intent_scores
+from edge_agent.nlu.custom.match import CustomSettings, decide, intent_cohesion, intent_scores
 from edge_agent.nlu.custom.sentences import CustomSentences, CustomSentencesError, Example
 from edge_agent.nlu.custom.slots import custom_slots
 from edge_agent.nlu.home import Home
@@ -60,7 +60,11 @@ class CustomIndex:
         self.starts = np.searchsorted(labels, np.arange(len(self.intents))).astype(np.intp)
         self.vectors = np.ascontiguousarray(_unit(np.asarray(vectors, dtype=np.float32)[rank]))
         self.builtin = frozenset(builtin)
-        self.settings = settings or CustomSettings()
+        self.settings = settings = settings or CustomSettings()
+        templates = np.array([e.template for e in self.examples], dtype=np.intp)
+        cohesion = intent_cohesion(self.vectors, self.starts, templates, settings.top_k)
+        offsets = settings.cohesion_weight * (cohesion - settings.cohesion_ref)
+        self.offsets: FloatArray = np.where(np.isnan(cohesion), 0.0, offsets).astype(np.float32)
 
     def summary(self) -> dict[str, Any]:
         """Counts for the log and the control reply."""
@@ -78,9 +82,10 @@ class CustomIndex:
         return [i for i in self.intents if i not in self.builtin]
 
     def best(self, embedding: FloatArray) -> tuple[int, float, FloatArray]:
-        """(intent index, its score, the similarity to every example) for one utterance."""
+        """(intent index, its score less its cohesion offset, the similarity to every example)
+        for one utterance."""
         sims: FloatArray = self.vectors @ _unit(np.asarray(embedding, dtype=np.float32))
-        scores = intent_scores(sims, self.starts, self.settings.top_k)
+        scores = intent_scores(sims, self.starts, self.settings.top_k) - self.offsets
         best = int(scores.argmax())
         return best, float(scores[best]), sims
 

@@ -148,6 +148,7 @@ class Example:
     slots: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
     context_slots: tuple[str, ...] = ()  # filled from the request's context (requires_context)
+    template: int = 0  # which template of the set it was expanded from (numbered in file order)
 
     @property
     def slot_names(self) -> tuple[str, ...]:
@@ -385,6 +386,7 @@ def _expand_blocks(
     refs: dict[str, dict[tuple[str, str], None]] = {}
     inline: dict[str, SlotList] = {}
     block_lists: dict[str, SlotList] = {}  # lists of a data block (same name in two blocks: the later)
+    number = 0
     for block in blocks:
         where = f"{block.source}: intent {block.intent}"
         local_lists = dict(lists)
@@ -396,6 +398,7 @@ def _expand_blocks(
             local_rules[str(name)] = _rule(f"{where}: expansion_rules.{name}", body, parse)
         intent_refs = refs.setdefault(block.intent, {})
         for template in block.sentences:
+            number += 1
             ctx = _Context(f"{where}: sentence {template!r}", local_lists, local_rules, parse, inline=inline)
             sentence = _parse_template(ctx.where, template, parse)
             expanded = _spread(_expand(sentence.expression, ctx), MAX_PER_TEMPLATE)
@@ -405,9 +408,10 @@ def _expand_blocks(
                 if not text or text in seen:
                     continue
                 seen.add(text)
-                examples.append(
-                    Example(block.intent, text, _merge(pieces), dict(block.slots), where, block.context_slots)
+                example = Example(
+                    block.intent, text, _merge(pieces), dict(block.slots), where, block.context_slots, number
                 )
+                examples.append(example)
                 intent_refs.update({(p.slot, p.list_name): None for p in pieces if p.slot and p.list_name})
     used = {name for pairs in refs.values() for _, name in pairs}
     every = {**lists, **block_lists, **inline, **_home_lists(used, lists)}

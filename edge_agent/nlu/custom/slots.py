@@ -3,10 +3,11 @@
 - a ``values`` list: the first of its values whose words the utterance says (longest first,
   whole words, any case); the slot gets the value's ``out`` (the words said when it has none);
 - a ``wildcard``: the utterance is aligned word by word to the intent's example sentence that
-  it shares the most words with; the words between the literal words that surround the wildcard
-  in the template are its value ("wake me up at {time}" and "get me up at six thirty": "me up
-  at" anchors it, ``time`` is "six thirty"). A wildcard needs an anchor on at least one side,
-  and two references side by side with no literal words between them are left empty;
+  it shares the most words with (all aligned slots come from that one example); the words
+  between the literal words that surround the wildcard in the template are its value ("wake me
+  up at {time}" and "get me up at six thirty": "me up at" anchors it, ``time`` is "six
+  thirty"). A wildcard needs an anchor on at least one side, and two references side by side
+  with no literal words between them are left empty;
 - a ``range``: the number in the aligned words (digits or words), else the first number written
   in digits, kept when it lies in the range (times the list's ``multiplier``);
 - the home's ``{name}``, ``{area}``, ``{floor}``: the aligned words resolved against the home
@@ -116,16 +117,17 @@ def custom_slots(
 
 
 def _alignments(text: str, ranked: Sequence[Example]) -> dict[str, tuple[tuple[int, int], float]]:
-    """Per slot, its span in the best-aligned example that places it (ties: the nearer example)."""
-    best: dict[str, tuple[tuple[int, int], float]] = {}
+    """Slot -> (span, ratio) from the one example with list references that shares the most
+    words with ``text`` (ties: the nearer example): the slots of one template, never a mix."""
+    best: Alignment | None = None
     for example in ranked:
-        if not example.slot_names:
-            continue
-        found = align(text, example)
-        for slot, span in found.spans.items():
-            if slot not in best or found.ratio > best[slot][1]:
-                best[slot] = (span, found.ratio)
-    return best
+        if example.slot_names:
+            found = align(text, example)
+            if best is None or found.ratio > best.ratio:
+                best = found
+    if best is None:
+        return {}
+    return {slot: (span, best.ratio) for slot, span in best.spans.items()}
 
 
 def _fill(
@@ -150,9 +152,7 @@ def _fill(
 
 
 def _value(text: str, slot_list: SlotList) -> SlotValue | None:
-    spoken = sorted(
-        ((t, v.out) for v in slot_list.values for t in v.texts), key=lambda item: -len(item[0])
-    )
+    spoken = sorted(((t, v.out) for v in slot_list.values for t in v.texts), key=lambda item: -len(item[0]))
     for words, out in spoken:
         found = _find_words(text, words)
         if found is not None:
