@@ -80,6 +80,8 @@ def _fake_root(tmp_path: Path) -> Path:
     stub = root / "usr" / "bin" / "edge-agent"
     stub.write_text("#!/bin/sh\nexit 0\n")
     stub.chmod(0o755)
+    (root / "bin").mkdir()
+    shutil.copy(stub, root / "bin" / "kill")  # ExecReload's (every image has one: busybox, procps)
     units = root / "usr" / "lib" / "systemd" / "system"
     units.parent.mkdir(parents=True)
     shutil.copytree("/usr/lib/systemd/system", units, symlinks=True)

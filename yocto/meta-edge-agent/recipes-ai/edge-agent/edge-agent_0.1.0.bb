@@ -38,6 +38,7 @@ RDEPENDS:${PN} += "\
     python3-core \
     python3-cryptography \
     python3-drain3 \
+    python3-hassil \
     python3-numpy \
     python3-orjson \
     python3-paho-mqtt \
