@@ -177,6 +177,7 @@ class Agent:
             config.wyoming, config.site_id, intents, intents.lock, lambda: intents.model_id,
             self.intent_names, self.pipeline,
         )
+        self.wyoming.custom = frozenset(self.custom.names)
         self.custom.lock = intents.lock  # examples are embedded with the model in service
         self.custom.on_change = self._custom_changed
 
@@ -390,6 +391,7 @@ class Agent:
         holding the bridges' lock."""
         self.intent_names = self.builtin_names + [i for i in names if i not in self.builtin_names]
         self.wyoming.intents = list(self.intent_names)
+        self.wyoming.custom = frozenset(names)
         if self.controller is not None:
             self.controller.intents = tuple(self.intent_names)
         if self.ha is not None:
@@ -434,9 +436,6 @@ class Agent:
             transport.start()
         self.wyoming.start()
         self.notifier.ready(status="running")  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
-
-    def request_stop(self, *_args: object) -> None:
-        self.stopping.set()
 
     def wait(self) -> int:
         """Block until a stop is requested or the transport fails for good; then shut down. A

@@ -249,6 +249,11 @@ def _names(
                 out.put("domain", found[0], span, raw)
                 out.put("device_class", found[1], span, raw)
                 continue
+        if entity is None and word_kind(raw, "name") != "name":
+            # a bare device word tagged as a name ("the living room lights"): a kind, not a name
+            kind = word_kind(raw, "name")
+            _things(out, {kind: [(Span(span.start, span.end, kind, span.confidence), raw)]}, intent, home)
+            continue
         if entity is None:
             out.put("name", raw.strip(" ?.!,"), span, raw)
             continue
