@@ -70,6 +70,7 @@ from edge_agent.nlu.custom import (  # noqa: E402
     CustomIndex,
     CustomSentences,
     CustomSettings,
+    Decision,
     decide,
     fit_logistic,
     load_custom_sentences,
@@ -252,6 +253,7 @@ class Scored:
     builtin: list[dict[str, Any]]
     best: list[str]
     score: np.ndarray
+    nearest: np.ndarray  # similarity to the best intent's nearest example
 
 
 def builtin_results(texts: Sequence[str], bundle: str | None, home: Path = HOME) -> list[dict[str, Any]]:
@@ -268,20 +270,26 @@ def score_lines(
     """The production ``CustomIndex`` on ``embed``: each line's best custom intent and its score."""
     index = CustomIndex(sentences, embed([e.text for e in sentences.examples]), [], settings)
     vectors = embed(texts)
-    best, scores = [], np.zeros(len(texts), np.float32)
+    best, scores, nearest = [], np.zeros(len(texts), np.float32), np.zeros(len(texts), np.float32)
     for i, v in enumerate(vectors):
-        intent, score, _ = index.best(v)
+        intent, score, sims = index.best(v)
         best.append(index.intents[intent])
         scores[i] = score
-    return Scored(builtin, best, scores)
+        nearest[i] = sims[index.span(intent)].max()
+    return Scored(builtin, best, scores, nearest)
 
 
-def predict(scored: Scored, settings: CustomSettings, builtin_names: Sequence[str] = ()) -> list[str | None]:
-    out: list[str | None] = []
-    for res, name, score in zip(scored.builtin, scored.best, scored.score.tolist(), strict=True):
-        d = decide(res.get("intent"), float(res.get("confidence", 0.0)), name, score, settings, builtin_names)
-        out.append(d.intent)
-    return out
+def decisions(scored: Scored, settings: CustomSettings) -> list[Decision]:
+    """``decide`` per line, as the recognizer does."""
+    rows = zip(scored.builtin, scored.best, scored.score.tolist(), scored.nearest.tolist(), strict=True)
+    return [
+        decide(res.get("intent"), float(res.get("confidence", 0.0)), name, score, settings, (), near)
+        for res, name, score, near in rows
+    ]
+
+
+def predict(scored: Scored, settings: CustomSettings) -> list[str | None]:
+    return [d.intent for d in decisions(scored, settings)]
 
 
 def figures(case: Case, predicted: Sequence[str | None], custom: set[str]) -> dict[str, tuple[int, int]]:
@@ -328,6 +336,7 @@ class Raw:
     intents' cohesion, and the built-in decision."""
 
     scores: np.ndarray  # (lines, intents)
+    nearest: np.ndarray  # (lines, intents): similarity to each intent's nearest example
     cohesion: np.ndarray  # (intents,), NaN: one template
     intents: list[str]
     builtin: list[str | None]
@@ -344,10 +353,12 @@ def raw_scores(
     )
     sims = embed(texts) @ index.vectors.T
     scores = np.stack([intent_scores(row.astype(np.float32), index.starts, top_k) for row in sims])
+    nearest = np.stack([intent_scores(row.astype(np.float32), index.starts, 1) for row in sims])
     templates = np.array([e.template for e in index.examples], dtype=np.intp)
     cohesion = intent_cohesion(index.vectors, index.starts, templates, top_k)
     return Raw(
         scores,
+        nearest,
         cohesion,
         list(index.intents),
         [r.get("intent") for r in builtin],
@@ -366,7 +377,7 @@ def vector_predict(raw: Raw, s: CustomSettings) -> tuple[list[str | None], np.nd
     names = np.array(raw.intents)[best]
     none = np.array([b is None for b in raw.builtin])
     same = np.array([b == n for b, n in zip(raw.builtin, names, strict=True)])
-    better = (conf >= raw.builtin_conf + s.margin) | (score >= s.steal)
+    better = (conf >= raw.builtin_conf + s.margin) | (raw.nearest[np.arange(len(best)), best] >= s.steal)
     wins = (score >= s.threshold) & ~same & (none | better)
     pred = [str(n) if w else b for n, w, b in zip(names, wins, raw.builtin, strict=True)]
     return pred, best, score
@@ -417,10 +428,7 @@ def ece(conf: Sequence[float], right: Sequence[bool], bins: int = 15) -> float:
 def custom_ece(case: Case, scored: Scored, settings: CustomSettings) -> tuple[float, int]:
     """ECE of the confidence of the lines given a custom intent (calibrated like the built-ins)."""
     conf, right = [], []
-    for res, name, score, exp in zip(
-        scored.builtin, scored.best, scored.score.tolist(), case.expected, strict=True
-    ):
-        d = decide(res.get("intent"), float(res.get("confidence", 0.0)), name, score, settings)
+    for d, exp in zip(decisions(scored, settings), case.expected, strict=True):
         if d.kind == "custom":
             conf.append(d.confidence)
             right.append(d.intent == exp)

@@ -42,9 +42,10 @@ def test_a_confident_builtin_is_taken_over_only_when_the_custom_match_is_clearly
     assert decide("HassTurnOn", 0.99, "MovieNight", 0.8, PLAIN).intent == "HassTurnOn"
     assert decide("HassTurnOn", p_custom - 0.05, "MovieNight", 0.8, PLAIN).intent == "HassTurnOn"  # < margin
     assert decide("HassTurnOn", p_custom - 0.15, "MovieNight", 0.8, PLAIN).intent == "MovieNight"
-    assert (
-        decide("HassTurnOn", 0.99, "MovieNight", 0.9, PLAIN).intent == "MovieNight"
-    )  # steal: their own words
+    # steal: their own words (the nearest example, not the score less a cohesion offset)
+    assert decide("HassTurnOn", 0.99, "MovieNight", 0.9, PLAIN).intent == "MovieNight"
+    assert decide("HassTurnOn", 0.99, "MovieNight", 0.8, PLAIN, nearest=0.97).intent == "MovieNight"
+    assert decide("HassTurnOn", 0.99, "MovieNight", 0.8, PLAIN, nearest=0.85).intent == "HassTurnOn"
 
 
 def test_examples_under_a_builtin_name_teach_that_intent() -> None:
@@ -80,6 +81,11 @@ def test_settings_from_the_bundle_calibration_over_the_defaults() -> None:
         {"custom_intents": {"threshold": 0.7, "top_k": 2, "steal": "x", "other": 1}}
     )
     assert (s.threshold, s.top_k, s.steal) == (0.7, 2, CustomSettings().steal)
+    assert s.cohesion_weight == 0.0  # the bundle chose its threshold without the offset
+    built = CustomSettings.from_calibration(
+        {"custom_intents": {"threshold": 0.8, "k": 2, "cohesion_weight": 0.4}}
+    )
+    assert (built.top_k, built.cohesion_weight) == (2, 0.4)
     assert CustomSettings.from_calibration({}) == CustomSettings()
     assert CustomSettings.from_calibration(None) == CustomSettings()
 

@@ -41,8 +41,11 @@ _CORPUS = [
 ]
 
 
-def build_tiny_bundle(out: Path, *, model_version: str = "1", seed: int = 0, severity_width: int = 0) -> Path:
-    """A small but real bundle. ``severity_width`` != 0 gives a severity head of the wrong width."""
+def build_tiny_bundle(
+    out: Path, *, model_version: str = "1", seed: int = 0, severity_width: int = 0, embedding: int = 0
+) -> Path:
+    """A small but real bundle. ``severity_width`` != 0 gives a severity head of the wrong width;
+    ``embedding`` > 0 adds a ``sentence_embedding`` output of that width to the intent graph."""
     import sentencepiece as spm
     import tensorflow as tf
     from ai_edge_litert.interpreter import Interpreter
@@ -61,6 +64,7 @@ def build_tiny_bundle(out: Path, *, model_version: str = "1", seed: int = 0, sev
         "severity_logits": severity_width or len(SEVERITIES),
         "category_logits": len(CATEGORIES),
         "anomaly_logit": 1,
+        **({"sentence_embedding": embedding} if embedding else {}),
     }
     tf.random.set_seed(seed)
     emb = tf.Variable(tf.random.normal([40, 8]))
@@ -70,10 +74,15 @@ def build_tiny_bundle(out: Path, *, model_version: str = "1", seed: int = 0, sev
     @tf.function(input_signature=[spec])
     def intents_fn(ids: Any) -> dict[str, Any]:
         h = tf.gather(emb, ids)
-        return {
+        out = {
             "intent_logits": tf.reduce_mean(h, axis=1) @ heads["intent_logits"],
             "slot_logits": tf.einsum("bld,dk->blk", h, heads["slot_logits"]),
         }
+        if embedding:  # the mean over the real tokens: two texts differ unless their pieces do not
+            mask = tf.cast(ids > 0, tf.float32)[:, :, None]
+            pooled = tf.reduce_sum(h * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+            out["sentence_embedding"] = pooled @ heads["sentence_embedding"]
+        return out
 
     @tf.function(input_signature=[spec])
     def logs_fn(ids: Any) -> dict[str, Any]:
@@ -98,7 +107,7 @@ def build_tiny_bundle(out: Path, *, model_version: str = "1", seed: int = 0, sev
         "format_version": FORMAT_VERSION,
         "model": {"id": "tiny-test", "version": model_version},
         "converter": {"tensorflow": tf.__version__},
-        "tokenizer": {"file": "tokenizer.model", "max_len": MAX_LEN},
+        "tokenizer": {"file": "tokenizer.model", "max_len": MAX_LEN, "vocab_size": 40},
         "files": {f: file_entry(out / f) for f in ("tokenizer.model", "intents.tflite", "logs.tflite")},
         "segments": segments,
         "graphs": {"intents": ["intents"], "logs": ["logs"]},
@@ -108,7 +117,12 @@ def build_tiny_bundle(out: Path, *, model_version: str = "1", seed: int = 0, sev
             "severity": list(SEVERITIES),
             "category": list(CATEGORIES),
         },
-        "calibration": {"temperature": 1.0, "intent_thresholds": {}},
+        "calibration": {
+            "temperature": 1.0,
+            "intent_thresholds": {},
+            # custom intents of a random model: only a user's own sentence, word for word, matches
+            **({"custom_intents": {"threshold": 0.999, "steal": 0.999, "k": 1}} if embedding else {}),
+        },
         "metrics": {},
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))

@@ -89,12 +89,17 @@ class CustomIndex:
         best = int(scores.argmax())
         return best, float(scores[best]), sims
 
-    def ranked(self, intent: int, sims: FloatArray) -> list[Example]:
-        """The examples of intent number ``intent``, the nearest first."""
+    def span(self, intent: int) -> slice:
+        """Where intent number ``intent``'s examples are (in ``examples`` and ``vectors``)."""
         start = int(self.starts[intent])
         end = int(self.starts[intent + 1]) if intent + 1 < len(self.starts) else len(self.examples)
-        order = np.argsort(-sims[start:end], kind="stable")
-        return [self.examples[start + int(i)] for i in order]
+        return slice(start, end)
+
+    def ranked(self, intent: int, sims: FloatArray) -> list[Example]:
+        """The examples of intent number ``intent``, the nearest first."""
+        span = self.span(intent)
+        order = np.argsort(-sims[span], kind="stable")
+        return [self.examples[span.start + int(i)] for i in order]
 
     def resolve(
         self,
@@ -108,7 +113,9 @@ class CustomIndex:
         """The final result of one utterance given the built-in one (``match.decide``)."""
         best, score, sims = self.best(embedding)
         name = self.intents[best]
-        decision = decide(builtin.intent, builtin.confidence, name, score, self.settings, self.builtin)
+        nearest = float(sims[self.span(best)].max())
+        settings = self.settings
+        decision = decide(builtin.intent, builtin.confidence, name, score, settings, self.builtin, nearest)
         if decision.kind == "builtin":
             return builtin
         if decision.kind == "taught":

@@ -13,8 +13,9 @@ embeddings this moved both figures of the CLINC benchmark by several points (ben
 - the best custom intent needs ``score >= threshold``; below it the built-in decision stands;
 - a built-in out-of-scope decision goes to the custom intent;
 - an in-scope built-in decision is taken over only when the custom match is clearly better: its
-  calibrated confidence is at least ``margin`` above the built-in one, or its score reaches
-  ``steal`` (the user said one of their own sentences, or nearly);
+  calibrated confidence is at least ``margin`` above the built-in one, or the utterance's
+  similarity to the intent's nearest example reaches ``steal`` (the user said one of their own
+  sentences, or nearly);
 - a custom intent named like a built-in intent (examples given under ``HassTurnOn``) teaches
   that intent a phrasing: the decision is then that built-in intent (``kind`` "taught").
 
@@ -58,14 +59,16 @@ class CustomSettings:
 
     @classmethod
     def from_calibration(cls, calibration: Mapping[str, Any] | None) -> CustomSettings:
-        """The bundle's ``calibration.custom_intents`` over the defaults; keys it does not know
-        and values that are not numbers are left at the defaults (a manifest is trusted data)."""
+        """The bundle's ``calibration.custom_intents`` over the defaults (``k`` is ``top_k``);
+        keys it does not know and values that are not numbers are left at the defaults (a
+        manifest is trusted data). A bundle that does not set ``cohesion_weight`` chose its
+        threshold on plain scores: the offset is then off."""
         raw = (calibration or {}).get("custom_intents")
         if not isinstance(raw, Mapping):
             return cls()
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {"cohesion_weight": 0.0}
         for f in fields(cls):
-            value = raw.get(f.name)
+            value = raw.get(f.name, raw.get("k") if f.name == "top_k" else None)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 values[f.name] = max(1, int(value)) if f.name == "top_k" else float(value)
         return replace(cls(), **values)
@@ -130,9 +133,12 @@ def decide(
     score: float,
     settings: CustomSettings,
     builtin_names: Collection[str] = (),
+    nearest: float | None = None,
 ) -> Decision:
     """Built-in intent, custom intent or out of scope for one utterance (see the module docstring).
-    ``builtin_names``: the model's intents (a custom intent of one of these names is taught)."""
+    ``score``: the custom intent's score (after its cohesion offset); ``nearest``: the similarity
+    to its nearest example (default ``score``); ``builtin_names``: the model's intents (a custom
+    intent of one of these names is taught)."""
     keep = Decision("builtin", builtin_intent, builtin_confidence)
     if custom_intent is None or score < settings.threshold:
         return keep
@@ -140,7 +146,8 @@ def decide(
         return keep
     confidence = settings.confidence(score)
     if builtin_intent is not None:
-        clearly_better = confidence >= builtin_confidence + settings.margin or score >= settings.steal
+        own_words = (score if nearest is None else nearest) >= settings.steal
+        clearly_better = confidence >= builtin_confidence + settings.margin or own_words
         if not clearly_better:
             return keep
     return Decision("taught" if custom_intent in builtin_names else "custom", custom_intent, confidence)
