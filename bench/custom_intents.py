@@ -352,8 +352,8 @@ def raw_scores(
         sentences, embed([e.text for e in sentences.examples]), [], CustomSettings(top_k=top_k)
     )
     sims = embed(texts) @ index.vectors.T
-    scores = np.stack([intent_scores(row.astype(np.float32), index.starts, top_k) for row in sims])
-    nearest = np.stack([intent_scores(row.astype(np.float32), index.starts, 1) for row in sims])
+    scores = intent_scores(sims.astype(np.float32), index.layout, top_k)
+    nearest = intent_scores(sims.astype(np.float32), index.layout, 1)
     templates = np.array([e.template for e in index.examples], dtype=np.intp)
     cohesion = intent_cohesion(index.vectors, index.starts, templates, top_k)
     return Raw(

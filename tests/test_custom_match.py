@@ -13,6 +13,7 @@ from edge_agent.nlu.custom import (
     CustomIndex,
     CustomSettings,
     decide,
+    example_layout,
     fit_logistic,
     intent_cohesion,
     intent_scores,
@@ -57,9 +58,13 @@ def test_examples_under_a_builtin_name_teach_that_intent() -> None:
 
 def test_intent_scores_nearest_and_top_k_mean() -> None:
     sims = np.array([0.2, 0.9, 0.5, 0.7, 0.6, 0.1], np.float32)
-    starts = np.array([0, 2, 5], np.intp)  # intent 0: [0.2, 0.9], 1: [0.5, 0.7, 0.6], 2: [0.1]
-    assert intent_scores(sims, starts, 1).tolist() == pytest.approx([0.9, 0.7, 0.1])
-    assert intent_scores(sims, starts, 2).tolist() == pytest.approx([0.55, 0.65, 0.1])
+    layout = example_layout(np.array([0, 2, 5], np.intp), 6)  # 0: [0.2, 0.9], 1: [0.5, 0.7, 0.6], 2: [0.1]
+    assert layout.counts.tolist() == [2, 3, 1] and layout.pad.tolist() == [[0, 0, 1], [0, 0, 0], [0, 1, 1]]
+    assert intent_scores(sims, layout, 1).tolist() == pytest.approx([0.9, 0.7, 0.1])
+    assert intent_scores(sims, layout, 2).tolist() == pytest.approx([0.55, 0.65, 0.1])
+    assert intent_scores(sims, layout, 5).tolist() == pytest.approx([0.55, 0.6, 0.1])
+    rows = np.stack([sims, sims[::-1]])  # many utterances at once: (utterances, intents)
+    assert intent_scores(rows, layout, 2)[1].tolist() == pytest.approx([0.35, 0.8, 0.2])
 
 
 def test_cohesion_leaves_the_examples_own_template_out() -> None:

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from edge_agent.nlu.custom.match import CustomSettings, decide, intent_cohesion, intent_scores
+from edge_agent.nlu.custom.match import (
+    CustomSettings,
+    decide,
+    example_layout,
+    intent_cohesion,
+    intent_scores,
+)
 from edge_agent.nlu.custom.sentences import CustomSentences, CustomSentencesError, Example
 from edge_agent.nlu.custom.slots import custom_slots
 from edge_agent.nlu.home import Home
@@ -58,6 +64,7 @@ class CustomIndex:
         self.intents: tuple[str, ...] = tuple(n for n in sentences.intents if n in named)
         labels = np.array([self.intents.index(e.intent) for e in self.examples], dtype=np.intp)
         self.starts = np.searchsorted(labels, np.arange(len(self.intents))).astype(np.intp)
+        self.layout = example_layout(self.starts, len(self.examples))
         self.vectors = np.ascontiguousarray(_unit(np.asarray(vectors, dtype=np.float32)[rank]))
         self.builtin = frozenset(builtin)
         self.settings = settings = settings or CustomSettings()
@@ -83,9 +90,9 @@ class CustomIndex:
 
     def best(self, embedding: FloatArray) -> tuple[int, float, FloatArray]:
         """(intent index, its score less its cohesion offset, the similarity to every example)
-        for one utterance."""
-        sims: FloatArray = self.vectors @ _unit(np.asarray(embedding, dtype=np.float32))
-        scores = intent_scores(sims, self.starts, self.settings.top_k) - self.offsets
+        for one utterance's embedding (unit length, as ``Model.run_intent_outputs`` gives it)."""
+        sims: FloatArray = self.vectors @ embedding
+        scores = intent_scores(sims, self.layout, self.settings.top_k) - self.offsets
         best = int(scores.argmax())
         return best, float(scores[best]), sims
 

@@ -34,7 +34,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CustomSettings", "Decision", "decide", "fit_logistic", "intent_cohesion", "intent_scores"]
+__all__ = [
+    "CustomSettings",
+    "Decision",
+    "Layout",
+    "decide",
+    "example_layout",
+    "fit_logistic",
+    "intent_cohesion",
+    "intent_scores",
+]
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -88,18 +97,48 @@ class Decision:
     confidence: float
 
 
-def intent_scores(similarities: FloatArray, starts: npt.NDArray[np.intp], top_k: int = 1) -> FloatArray:
-    """Per intent, the mean of its ``top_k`` highest similarities. ``similarities`` are ordered by
-    intent, intent ``i``'s examples starting at ``starts[i]`` (every intent has at least one)."""
+@dataclass(frozen=True)
+class Layout:
+    """Where each intent's examples are, examples ordered by intent: intent ``i``'s start at
+    ``starts[i]``; ``index`` (intents, most examples of one intent) lists them row by row, padded
+    (``pad`` marks the padding); ``counts``: examples per intent (each has at least one)."""
+
+    starts: npt.NDArray[np.intp]
+    index: npt.NDArray[np.intp]
+    pad: npt.NDArray[np.bool_]
+    counts: npt.NDArray[np.intp]
+
+    @property
+    def fewest(self) -> int:
+        return int(self.counts.min()) if len(self.counts) else 0
+
+
+def example_layout(starts: npt.NDArray[np.intp], n_examples: int) -> Layout:
+    """The ``Layout`` of ``n_examples`` examples ordered by intent, intent ``i``'s from ``starts[i]``."""
+    starts = np.asarray(starts, dtype=np.intp)
+    counts = np.append(starts[1:], n_examples) - starts
+    cols = np.arange(int(counts.max()) if len(counts) else 0)
+    pad = cols[None, :] >= counts[:, None]
+    index = np.where(pad, 0, starts[:, None] + cols[None, :]).astype(np.intp)
+    return Layout(starts, index, pad, counts.astype(np.intp))
+
+
+def intent_scores(similarities: FloatArray, layout: Layout, top_k: int = 1) -> FloatArray:
+    """Per intent, the mean of its ``top_k`` highest similarities (all of them when it has fewer).
+    ``similarities``: (..., examples) ordered as ``layout`` says; returns (..., intents)."""
     if top_k <= 1:
-        best: FloatArray = np.maximum.reduceat(similarities, starts).astype(np.float32, copy=False)
+        best: FloatArray = np.maximum.reduceat(similarities, layout.starts, axis=-1).astype(np.float32)
         return best
-    ends = [*starts[1:].tolist(), len(similarities)]
-    out = np.empty(len(starts), dtype=np.float32)
-    for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
-        chunk = similarities[a:b]
-        k = min(top_k, len(chunk))
-        out[i] = float(np.partition(chunk, len(chunk) - k)[len(chunk) - k :].mean())
+    table = similarities[..., layout.index]
+    if layout.fewest < layout.index.shape[1]:
+        table[..., layout.pad] = -np.inf
+    table.sort(axis=-1)
+    top = table[..., -top_k:]
+    if layout.fewest >= top_k:
+        out: FloatArray = top.sum(axis=-1) * np.float32(1.0 / top_k)
+        return out
+    top = np.where(np.isneginf(top), 0.0, top)  # an intent with fewer than top_k examples
+    out = (top.sum(axis=-1) / np.minimum(top_k, layout.counts)).astype(np.float32)
     return out
 
 
@@ -108,7 +147,8 @@ def intent_cohesion(
 ) -> FloatArray:
     """Per intent, the mean over its examples of their score against the intent's examples of
     other templates (an example's own expansions would make any intent look cohesive); NaN for an
-    intent with a single template. ``vectors``: unit rows ordered by intent as in ``intent_scores``."""
+    intent with a single template. ``vectors``: unit rows ordered by intent, intent ``i``'s
+    starting at ``starts[i]``."""
     ends = [*starts[1:].tolist(), len(vectors)]
     out = np.full(len(starts), np.nan, dtype=np.float32)
     for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
