@@ -136,6 +136,8 @@ def _start(broker: TestBroker, site: str, tmp_path: Path, bundle: Path, sentence
         hermes={"enabled": True},
         control={"enabled": True, "state_dir": str(tmp_path / "state")},
         wyoming={"enabled": True, "port": 0, "ha_version": "2025.4"},
+        homeassistant={"enabled": True, "status_topic": f"homeassistant/status/{site}",
+                       "announce_jitter_s": 0.0},
         sla={"enabled": False},
     )  # fmt: skip
     return AgentProcess(config, tmp_path).start()
@@ -158,10 +160,10 @@ def _intent(client: paho.Client, collect: Collector, site: str, text: str) -> di
     return found
 
 
-def _control(client: paho.Client, collect: Collector, site: str, cmd: str) -> dict[str, Any]:
+def _control(client: paho.Client, collect: Collector, site: str, cmd: str, **args: Any) -> dict[str, Any]:
     reply_topic = f"edge/{site}/control/reply"
     before = len(collect.on(reply_topic))
-    publish_wait(client, f"edge/{site}/control", orjson.dumps({"id": unique("c"), "cmd": cmd}))
+    publish_wait(client, f"edge/{site}/control", orjson.dumps({"id": unique("c"), "cmd": cmd, **args}))
     reply: dict[str, Any] = orjson.loads(collect.wait_count(reply_topic, before + 1, timeout=60)[before])
     return reply
 
@@ -182,6 +184,7 @@ def test_the_service_publishes_custom_intents_everywhere_and_reloads_them(
     tmp_path: Path, agents: list[AgentProcess],
 ) -> None:  # fmt: skip
     sentences = _sentences(tmp_path)
+    discovery = Collector(client, f"homeassistant/device/edge_agent_{site}/config")
     agent = _start(broker, site, tmp_path, bundles["embedding"], sentences)
     agents.append(agent)
     collect.wait_for(lambda _m: b"online" in collect.on(f"edge/{site}/status"), timeout=120)
@@ -210,6 +213,17 @@ def test_the_service_publishes_custom_intents_everywhere_and_reloads_them(
     sent = Intent.from_event(said)
     assert sent.name == "OpenGarage" and {e.name: e.value for e in sent.entities} == {"door": "main"}
 
+    # Home Assistant's event entity announces them; runtime control disables one by name
+    def event_types(payload: bytes) -> list[str]:
+        return list(orjson.loads(payload)["components"]["intent"]["event_types"])
+
+    config_topic = f"homeassistant/device/edge_agent_{site}/config"
+    first = discovery.wait_count(config_topic, 1, timeout=30)[-1]
+    assert {"OpenGarage", "SetScene", "HassTurnOn"} <= set(event_types(first))
+    assert _control(client, collect, site, "disable_intents", intents=["OpenGarage"])["ok"]
+    assert _intent(client, collect, site, GARAGE)["intent"] is None
+    assert _control(client, collect, site, "enable_intents", intents=["OpenGarage"])["ok"]
+
     # the control command reload: a new intent, counted in the reply, recognized from then on
     grown = json.loads(json.dumps(SENTENCES))
     grown["intents"]["CheckTime"] = {"data": [{"sentences": ["what time is it"]}]}
@@ -222,6 +236,7 @@ def test_the_service_publishes_custom_intents_everywhere_and_reloads_them(
     )
     assert _intent(client, collect, site, "what time is it")["intent"] == "CheckTime"
     assert len(_events(agent, "custom_intents.loaded")) == 2
+    discovery.wait_for(lambda _m: "CheckTime" in event_types(discovery.on(config_topic)[-1]), timeout=30)
 
     # a broken file: the reload fails with the reason, the intents in service stay
     sentences.write_text("language: en\nintents: {Bad: {data: [{sentences: ['(unclosed']}]}}\n")
