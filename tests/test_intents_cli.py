@@ -109,6 +109,7 @@ _NOT_ON_THE_INTENTS_PATH = (
     "edge_agent.store", "edge_agent.bridges", "edge_agent.engines", "edge_agent.hotswap", "edge_agent.config",
     "paho", "pydantic", "drain3", "structlog", "cryptography",
     "google.protobuf", "sentencepiece.sentencepiece_pb2", "importlib.metadata", "yaml",
+    "hassil", "edge_agent.nlu.custom",  # custom intents: only with --custom-sentences
 )  # fmt: skip
 
 
