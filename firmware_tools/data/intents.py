@@ -122,7 +122,7 @@ _SCENES = (
     "Movie Night",
     "Good Morning",
     "Good Night",
-    "Party Mode",
+    "Date Night",
     "Dinner Time",
     "Reading Mode",
     "Romantic",
@@ -141,7 +141,7 @@ _SCENES = (
     "Energy Saver",
     "Guest Mode",
     "Holiday Lights",
-    "Stealth Mode",
+    "Lazy Sunday",
     "Morning Routine",
 )
 
@@ -310,7 +310,7 @@ _WAKE_WORDS = (
     "hey nabu",
     "hey jarvis",
     "hey mycroft",
-    "computer",
+    "hey assistant",
     "hey home assistant",
     "okay nabu",
 )
