@@ -10,7 +10,7 @@ seen the answers. The test skips, saying so, when the evaluation set is not on t
 Matching, over every string literal and comment of those files (case-insensitive):
 
 - a name of two or more words is found anywhere as whole words ("... the zorb lamp ...");
-- a one-word name is found as a whole literal (``"Road"`` in a word list) or as a quoted word in
+- a one-word name is found as a whole literal (``"Quuxle"`` in a word list) or as a quoted word in
   a comment or docstring; a one-word name inside a sentence is ordinary English;
 - ``GENERIC`` lists the few fixture names that any English home vocabulary, or Home Assistant's
   own schema, must contain; they are allowed, and nothing else is.
@@ -70,7 +70,6 @@ GENERIC = frozenset(
 )
 # slot values the test sentences name (the other slots hold numbers, states and schema values)
 _NAMED_SLOTS = ("name", "area", "floor", "search_query", "item", "message", "conversation_command")
-_QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'|``([^`\n]+)``")
 
 
 def _spellings(name: str) -> set[str]:
@@ -138,6 +137,7 @@ def find_names(path: Path, names: set[str]) -> list[str]:
     """'file:line: name' for every evaluation name written in ``path``."""
     multi = [(n, re.compile(r"(?<![a-z0-9])" + re.escape(n) + r"(?![a-z0-9])")) for n in names if " " in n]
     single = {n for n in names if " " not in n}
+    quoted = [(n, re.compile(r"[\"'`]" + re.escape(n) + r"[\"'`]")) for n in single]
     found: list[str] = []
     for line, text, is_comment in _texts(path):
         squashed = _squash(text)
@@ -146,10 +146,8 @@ def find_names(path: Path, names: set[str]) -> list[str]:
         whole = _squash(body) if body is not None else None
         if whole in single and body not in DOMAINS:  # a domain id ("siren") is HA's schema
             hits.add(whole)
-        for m in _QUOTED.finditer(text if is_comment or body is None or "\n" in body else ""):
-            quoted = _squash(next(g for g in m.groups() if g is not None))
-            if quoted in single:
-                hits.add(quoted)
+        if is_comment or body is None or "\n" in body:  # a comment or a docstring: a quoted word
+            hits |= {n for n, pattern in quoted if pattern.search(squashed)}
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
         found += [f"{shown}:{line}: {name!r}" for name in sorted(hits)]
     return found

@@ -464,7 +464,7 @@ def get_state(g: Gen) -> Result:
         ent = g.rng.choice(gadgets if gadgets and g.rng.random() < 0.4 else ents)
         value, word = _state_for_entity(g, ent.domain, ent.device_class)
         if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
-            # "is the phone battery low?": name, then the class word, then the state
+            # "is the tablet battery low?": name, then the class word, then the state
             dc = ent.device_class
             bare = [
                 w
@@ -583,7 +583,7 @@ def _state_for_entity(g: Gen, domain: str, dc: str | None) -> tuple[str, str]:
 
 
 def get_state_implied(g: Gen) -> Result:
-    """Binary sensors named only by their state or a bare class word ("which devices are connected?")."""
+    """Binary sensors named only by their state or a bare class word ("is anything offline?")."""
     r = g.rng.random()
     if r < 0.55:
         word = g.choice(list(STATE_CLASSES))

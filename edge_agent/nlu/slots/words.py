@@ -155,7 +155,7 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     "lock": (("lock sensor",), ("unlocked", "open"), ("locked",)),
 }
 
-# state words that name a binary-sensor class by themselves ("which devices are connected?")
+# state words that name a binary-sensor class by themselves ("is anything offline?")
 STATE_CLASSES: dict[str, str] = {
     "connected": "connectivity",
     "disconnected": "connectivity",
