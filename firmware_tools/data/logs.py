@@ -952,7 +952,7 @@ _HOSTS = (
     "plc-bridge",
     "node-3",
     "cam-gw",
-    "combo",
+    "nvr-1",
     "srv12",
 )
 
