@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data import intent_lexicon as lx
-from firmware_tools.data.intent_grammar import Fill, Piece, expand
-from firmware_tools.data.intents import (
+from firmware_tools.data.intent_context import (
     GLOBAL,
     HERE,
     Gen,
@@ -21,6 +20,7 @@ from firmware_tools.data.intents import (
     pct_value,
     spoken_number,
 )
+from firmware_tools.data.intent_grammar import Fill, Piece, expand
 
 __all__ = ["MAKERS", "WEIGHTS"]
 

@@ -11,6 +11,7 @@ command words, and social remarks. All templates are the project's own.
 from __future__ import annotations
 
 from firmware_tools.data import intent_lexicon as lx
+from firmware_tools.data.intent_context import Gen
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 
 __all__ = ["make_oos"]
@@ -1039,10 +1040,7 @@ _WIDE: tuple[str, ...] = (
 _ALL_TEMPLATES = _TEMPLATES + _WIDE
 
 
-def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
-    from firmware_tools.data.intents import Gen
-
-    assert isinstance(g, Gen)
+def make_oos(g: Gen) -> tuple[str | None, list[Piece], dict[str, object]]:
     rng = g.rng
 
     def word(options: tuple[str, ...]) -> Fill:
