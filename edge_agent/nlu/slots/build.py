@@ -8,12 +8,8 @@ from collections.abc import Sequence
 
 from edge_agent.nlu import normalize as nz
 from edge_agent.nlu.home import Entity, Home
-from edge_agent.nlu.slots.media import (
-    SlotCollector,
-    fill_media_query,
-    media_word_starts,
-    slot_overlaps,
-)
+from edge_agent.nlu.slots.collector import SlotCollector, slot_overlaps
+from edge_agent.nlu.slots.media import fill_media_query, media_word_starts
 from edge_agent.nlu.slots.spans import (
     PLACE_SLOTS,
     group_spans,

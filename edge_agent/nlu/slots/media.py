@@ -1,25 +1,14 @@
-"""The slot collector (``SlotCollector``) and the media rules: search-and-play queries and media words
-beside the query."""
+"""The media rules: search-and-play queries and media words beside the query."""
 
 from __future__ import annotations
 
 import re
 
 from edge_agent.nlu.home import Home
+from edge_agent.nlu.slots.collector import SlotCollector
 from edge_agent.nlu.slots.spans import home_mentions
 from edge_agent.nlu.slots.words import MEDIA_BY_WORD, WORD, lookup_word, mentions_here, word_key
 from edge_agent.records.intent import SlotValue, Span
-
-
-class SlotCollector:
-    def __init__(self) -> None:
-        self.slots: dict[str, SlotValue] = {}
-
-    def put(self, name: str, value: object, span: Span, raw: str, overwrite: bool = False) -> None:
-        if name in self.slots and not overwrite:
-            return
-        self.slots[name] = SlotValue(value, raw, span.start, span.end, span.confidence)
-
 
 _MEDIA_AFTER = re.compile(r"\s+(\w+)")
 
@@ -28,10 +17,6 @@ def media_word_starts(text: str, start: int, end: int) -> bool:
     """The mention begins a media class phrase ("tv" of "tv show")."""
     nxt = _MEDIA_AFTER.match(text, end)
     return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in MEDIA_BY_WORD
-
-
-def slot_overlaps(a: SlotValue, start: int, end: int) -> bool:
-    return a.start >= 0 and a.start < end and start < a.end
 
 
 _PLAY_LEAD = re.compile(
