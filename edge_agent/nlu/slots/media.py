@@ -150,7 +150,7 @@ _AFTER_QUERY = re.compile(r"\s+(\w+(?: \w+)?)")
 
 
 def _media_word_beside(out: SlotCollector, text: str) -> None:
-    """ "put on the album Abbey Road": an untagged media class word right before or after the query."""
+    """ "put on the album Velvet Harbor": an untagged media class word right before or after the query."""
     slot = out.slots["search_query"]
     if "media_class" in out.slots or slot.start < 0:
         return
