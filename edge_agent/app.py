@@ -370,6 +370,7 @@ class Agent:
             from edge_agent.nlu.recognizer import IntentRecognizer
 
             recognizer = IntentRecognizer(small("intents"), self.homes.home, small.calibration)
+            self.custom.follow(recognizer)  # the custom intents too, embedded by the small model
             return self._serve(_FollowingHome(recognizer, engines.home_holder))
 
         return load

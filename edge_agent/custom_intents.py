@@ -5,7 +5,9 @@ examples with the serving model under the lock the intents are recognized under,
 new set in whole. It runs at start, on SIGHUP and on the control command ``reload``. A file that
 cannot be used (bad YAML, a bad template, a bundle without a sentence embedding) is logged and
 the intents in service stay as they were. ``bind`` loads the current set into the recognizer of a
-bundle swapped in at run time (its model embeds the examples again).
+bundle swapped in at run time (its model embeds the examples again); ``follow`` adds a recognizer
+that gets every set too, on its own model (the SLA ladder's small variant), without a say in
+whether a reload succeeds.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class CustomIntents:
         self.sentences: CustomSentences | None = None
         self.index: CustomIndex | None = None
         self.error: str | None = None  # why the last load failed (None: it did not)
+        self.followers: list[CustomHolder] = []
 
     @property
     def names(self) -> list[str]:
@@ -91,6 +94,9 @@ class CustomIntents:
             raise
         self.sentences, self.index, self.error = sentences, index, None
         assert index is not None
+        for follower in self.followers:
+            with self.lock:
+                self._load_into(follower)
         _log.info(
             "custom_intents.loaded",
             **index.summary(),
@@ -104,6 +110,20 @@ class CustomIntents:
         """``reload`` where nobody waits for an answer (start-up, SIGHUP): errors are only logged."""
         with contextlib.suppress(EdgeAgentError):  # logged by reload; the set in service stays
             self.reload()
+
+    def follow(self, holder: CustomHolder) -> None:
+        """``holder`` recognizes the custom intents from now on, this set and every later one
+        (its model must have a sentence embedding: else it goes without them, logged). It is not
+        serving yet: no lock (the intent handler calls this holding it)."""
+        self.followers.append(holder)
+        if self.sentences is not None:
+            self._load_into(holder)
+
+    def _load_into(self, follower: CustomHolder) -> None:
+        try:
+            follower.load_custom(self.sentences)
+        except EdgeAgentError as exc:
+            _log.error("custom_intents.load_failed", error=str(exc), recognizer="small variant")
 
     def bind(self, holder: CustomHolder | None) -> None:
         """A new recognizer (a bundle swapped in) serves: load the current set into it. It is not

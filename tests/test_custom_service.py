@@ -283,3 +283,26 @@ def test_reload_without_custom_intents_configured_says_so() -> None:
     assert CustomIntents([], None).reload() == {"paths": [], "intents": 0, "examples": 0, "error": None}
     with pytest.raises(EdgeAgentError, match="custom intents need the bundle's own recognizer"):
         CustomIntents([ROOT / "bench" / "data" / "custom_clinc.yaml"], None).reload()
+
+
+def test_a_follower_gets_every_set_on_its_own_model(bundles: dict[str, Path], tmp_path: Path) -> None:
+    """The SLA ladder's small variant follows the reloads; one without an embedding goes without."""
+    from edge_agent.custom_intents import CustomIntents
+
+    def recognizer(kind: str) -> IntentRecognizer:
+        return IntentRecognizer(Model(load_bundle(bundles[kind]), tasks=("intents",)))
+
+    main, small, plain = recognizer("embedding"), recognizer("embedding"), recognizer("plain")
+    custom = CustomIntents([_sentences(tmp_path)], main)
+    custom.reload()
+    custom.follow(small)
+    custom.follow(plain)
+    assert small.custom is not None and small.custom.summary()["examples"] == 3
+    assert small.recognize([GARAGE])[0].intent == "OpenGarage"
+    assert plain.custom is None and plain.recognize([GARAGE])[0].text == GARAGE
+    grown = json.loads(json.dumps(SENTENCES))
+    grown["intents"]["CheckTime"] = {"data": [{"sentences": ["what time is it"]}]}
+    _sentences(tmp_path, grown)
+    custom.reload()
+    assert small.custom is not None and small.custom.summary()["intents"] == 3
+    assert sorted(custom.names) == ["CheckTime", "OpenGarage", "SetScene"]
