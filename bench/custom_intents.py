@@ -59,11 +59,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy, as edge-agent intents runs
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
 
 from bench._cli import run_lines  # noqa: E402
 from edge_agent.nlu.custom import (  # noqa: E402
