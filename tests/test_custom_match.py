@@ -160,6 +160,13 @@ def test_index_keeps_the_builtin_result_and_rejects_what_nothing_covers() -> Non
     assert index.resolve(builtin.text, _toward(axis["FeedCat"], 0.7), builtin, _builtin_slots) is builtin
     nothing = IntentResult("what is the meaning of life", None, 0.9)
     assert index.resolve(nothing.text, _toward(axis["FeedCat"], 0.3), nothing, _builtin_slots) is nothing
+    # a confident built-in result still gives way to the user's own sentence
+    said = IntentResult("feed the cat", "HassTurnOn", 0.99)
+    assert index.resolve(said.text, axis["FeedCat"], said, _builtin_slots).intent == "FeedCat"
+    unsure = IntentResult("feed the kitty", "HassTurnOn", 0.2)  # and an unsure one to a clear match
+    assert (
+        index.resolve(unsure.text, _toward(axis["FeedCat"], 0.8), unsure, _builtin_slots).intent == "FeedCat"
+    )
 
 
 def test_index_teaches_a_builtin_intent_through_the_builtin_slot_path() -> None:

@@ -92,9 +92,12 @@ class CustomIndex:
         """(intent index, its score less its cohesion offset, the similarity to every example)
         for one utterance's embedding (unit length, as ``Model.run_intent_outputs`` gives it)."""
         sims: FloatArray = self.vectors @ embedding
+        return (*self._best_of(sims), sims)
+
+    def _best_of(self, sims: FloatArray) -> tuple[int, float]:
         scores = intent_scores(sims, self.layout, self.settings.top_k) - self.offsets
         best = int(scores.argmax())
-        return best, float(scores[best]), sims
+        return best, float(scores[best])
 
     def span(self, intent: int) -> slice:
         """Where intent number ``intent``'s examples are (in ``examples`` and ``vectors``)."""
@@ -118,10 +121,16 @@ class CustomIndex:
         context_area: str | None = None,
     ) -> IntentResult:
         """The final result of one utterance given the built-in one (``match.decide``)."""
-        best, score, sims = self.best(embedding)
+        sims: FloatArray = self.vectors @ embedding
+        settings = self.settings
+        confident = builtin.intent is not None and builtin.confidence + settings.margin > 1.0
+        if confident and float(sims.max()) < settings.steal:
+            # no custom confidence can beat it by the margin, and these are not the user's own
+            # words: the common case of a clear built-in command, at the cost of one product
+            return builtin
+        best, score = self._best_of(sims)
         name = self.intents[best]
         nearest = float(sims[self.span(best)].max())
-        settings = self.settings
         decision = decide(builtin.intent, builtin.confidence, name, score, settings, self.builtin, nearest)
         if decision.kind == "builtin":
             return builtin
