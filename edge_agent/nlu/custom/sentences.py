@@ -212,7 +212,8 @@ def parse_custom_sentences(docs: Sequence[tuple[str, Any]]) -> CustomSentences:
     lists: dict[str, SlotList] = {}
     rules: dict[str, Sentence] = {}
     blocks: list[_Block] = []
-    for source, data in docs:
+    for source, raw in docs:
+        data = {} if raw is None else raw  # an empty file
         _check_top(source, data)
         for name, body in (data.get("lists") or {}).items():
             lists[str(name)] = _slot_list(f"{source}: lists.{name}", str(name), body, parse)
