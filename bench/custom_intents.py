@@ -644,7 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if part in args.parts:
                 _run_case(args, make(), embed, label, settings)
         if "c" in args.parts:
-            guard(args, label, embed if args.embedding == "minilm" else None, settings, tmp)
+            in_process = args.embedding == "minilm" or args.tune  # settings the CLI cannot be given
+            guard(args, label, embed if in_process else None, settings, tmp)
         if "d" in args.parts and args.embedding == "model":
             cost(args, tmp)
         elif "d" in args.parts:
