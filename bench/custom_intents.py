@@ -393,7 +393,7 @@ def tune(case: Case, raws: dict[int, Raw]) -> CustomSettings:
     best: tuple[float, CustomSettings] | None = None
     for (top_k, raw), ref in zip(raws.items(), refs, strict=True):
         for weight in (0.0, 0.25, 0.5, 0.75):
-            for threshold in np.arange(0.25, 0.85, 0.01):
+            for threshold in np.arange(0.25, 0.99, 0.01):
                 for margin in (0.2, 0.1, 0.0):  # on a tie the more careful setting stays
                     for steal in (0.95, 0.9, 0.85):
                         s = CustomSettings(
