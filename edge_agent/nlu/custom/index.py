@@ -32,7 +32,7 @@ from edge_agent.records.intent import IntentResult
 __all__ = ["BATCH", "NO_EMBEDDING", "CustomIndex", "build_index", "embed_texts"]
 
 FloatArray = npt.NDArray[np.float32]
-BATCH = 64  # example sentences per model call while embedding
+BATCH = 8  # example sentences per model call while embedding (its outputs are kept until joined)
 NO_EMBEDDING = (
     "this model bundle has no sentence embedding; custom intents need a bundle whose intents graph "
     "has the sentence_embedding output (docs/bundle.md), i.e. a newer model than this one"
@@ -65,7 +65,8 @@ class CustomIndex:
         labels = np.array([self.intents.index(e.intent) for e in self.examples], dtype=np.intp)
         self.starts = np.searchsorted(labels, np.arange(len(self.intents))).astype(np.intp)
         self.layout = example_layout(self.starts, len(self.examples))
-        self.vectors = np.ascontiguousarray(_unit(np.asarray(vectors, dtype=np.float32)[rank]))
+        self.vectors: FloatArray = np.asarray(vectors, dtype=np.float32)[rank]  # a copy: scaled in place
+        self.vectors /= np.maximum(np.linalg.norm(self.vectors, axis=1, keepdims=True), np.float32(1e-12))
         self.builtin = frozenset(builtin)
         self.settings = settings = settings or CustomSettings()
         templates = np.array([e.template for e in self.examples], dtype=np.intp)
@@ -144,14 +145,16 @@ def embed_texts(model: Any, texts: Sequence[str]) -> FloatArray:
     """Sentence embeddings of ``texts`` (one model call per ``BATCH``); the model must have them."""
     if not getattr(model, "has_sentence_embedding", False):
         raise CustomSentencesError(NO_EMBEDDING)
-    out: list[FloatArray] = []
+    out: FloatArray | None = None
     for start in range(0, len(texts), BATCH):
         ids = np.stack([model.tokenizer.encode(t).ids for t in texts[start : start + BATCH]])
         embedding = model.run_intent_outputs(ids).embedding
         if embedding is None:
             raise CustomSentencesError(NO_EMBEDDING)
-        out.append(np.asarray(embedding, dtype=np.float32))
-    return np.concatenate(out) if out else np.zeros((0, 1), np.float32)
+        if out is None:
+            out = np.empty((len(texts), embedding.shape[1]), dtype=np.float32)
+        out[start : start + len(embedding)] = embedding
+    return out if out is not None else np.zeros((0, 1), np.float32)
 
 
 def build_index(
@@ -160,9 +163,3 @@ def build_index(
     """Embed ``sentences``' examples with ``model`` (``CustomSentencesError`` without an embedding)."""
     vectors = embed_texts(model, [e.text for e in sentences.examples])
     return CustomIndex(sentences, vectors, builtin, settings)
-
-
-def _unit(x: FloatArray) -> FloatArray:
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    out: FloatArray = x / np.maximum(norm, np.float32(1e-12))
-    return out
