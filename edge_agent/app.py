@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import structlog
 
@@ -26,7 +26,6 @@ from edge_agent.bridges.common import HomeBinding
 from edge_agent.bridges.control import ControlHandler, ControlledRecognizer, Controller, control_route
 from edge_agent.bridges.hermes import HermesHandler, hermes_route
 from edge_agent.bridges.homeassistant import HaBridge, HaHandler
-from edge_agent.bridges.wyoming import wyoming_service
 from edge_agent.config import Config
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
@@ -101,6 +100,23 @@ class _NoLogService:
         return [self.dead.outcome(env, "log summaries are not available in this build") for env in batch]
 
 
+class Service(Protocol):
+    """A bridge's server with a life of its own (the Wyoming service)."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class _NoService:
+    """Stands in for a server whose feature is off."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
 class _FollowingHome:
     """The small variant's recognizer, resolving against the home of the recognizer in service
     (runtime control and HA learning replace that one's home)."""
@@ -159,9 +175,19 @@ class Agent:
         self.pipeline.runtime_stats = self._runtime_stats
         self.pipeline.sla_stats = self.sla.stats
         self._pipeline = self.pipeline
+        self.wyoming = self._wyoming()
+
+    def _wyoming(self) -> Service:
+        """The Wyoming server when ``wyoming.enabled``; the package (and asyncio's server side)
+        is imported only then."""
+        cfg = self.config.wyoming
+        if not cfg.enabled:
+            return _NoService()
+        from edge_agent.bridges.wyoming import wyoming_service
+
         intents = self.intents_handler
-        self.wyoming = wyoming_service(
-            config.wyoming, config.site_id, intents, intents.lock, lambda: intents.model_id,
+        return wyoming_service(
+            cfg, self.config.site_id, intents, intents.lock, lambda: intents.model_id,
             self.intent_names, self.pipeline,
         )
 
