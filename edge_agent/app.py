@@ -18,20 +18,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import structlog
 
 from edge_agent.bridges.common import HomeBinding
-from edge_agent.bridges.control import ControlHandler, ControlledRecognizer, Controller, control_route
-from edge_agent.bridges.hermes import HermesHandler, hermes_route
-from edge_agent.bridges.homeassistant import HaBridge, HaHandler
 from edge_agent.config import Config
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
 from edge_agent.hotswap import BundleSwap
 from edge_agent.messages import status as status_msg
-from edge_agent.messages.control import ControlReply
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
@@ -57,6 +53,10 @@ from edge_agent.store.outbox import DurablePublisher, Outbox
 from edge_agent.transport.base import Publisher, PublishOutcome
 from edge_agent.transport.links import SessionLinks
 from edge_agent.transport.mqtt import MqttTransport
+
+if TYPE_CHECKING:  # the bridges are imported where they are built: a bridge that is off costs nothing
+    from edge_agent.bridges.control import Controller
+    from edge_agent.bridges.homeassistant import HaBridge
 
 __all__ = ["Agent", "configure_logging", "run_agent"]
 
@@ -332,6 +332,8 @@ class Agent:
         cfg = self.config.control
         if not cfg.enabled:
             return None
+        from edge_agent.bridges.control import Controller
+
         store = FileStore(Path(cfg.state_dir) if cfg.state_dir else self.state_dir)
         controller = Controller(cfg, intents=intents, store=store, base_home=self.homes.home)
         self.homes.set_home(controller.home())
@@ -341,6 +343,8 @@ class Agent:
         cfg = self.config.homeassistant
         if not cfg.enabled:
             return None
+        from edge_agent.bridges.homeassistant import HaBridge
+
         store = FileStore(self.state_dir) if self.state_dir is not None else None  # states survive a restart
         return HaBridge(
             cfg, self.topics, intents=intents, model_id=model_id, lock=self.bridge_lock, store=store
@@ -350,14 +354,21 @@ class Agent:
         """Hermes, control, Home Assistant: they recognize with whatever the intent handler serves."""
         cfg, ha = self.config, self.ha
         if cfg.hermes.enabled:
+            from edge_agent.bridges.hermes import HermesHandler, hermes_route
+
             on_intent = ha.on_intent if ha is not None else None
             self.registry.add(hermes_route(), HermesHandler(intents, cfg.hermes, intents.lock, on_intent))
         if self.controller is not None:
+            from edge_agent.bridges.control import ControlHandler, control_route
+            from edge_agent.messages.control import ControlReply
+
             reply = cfg.control.reply_topic or ControlReply.topic(self.topics)
             retire = ha.retire if ha is not None else None
             handler = ControlHandler(self.controller, reply, self.bridge_lock, self.homes, retire)
             self.registry.add(control_route(cfg.control, self.topics), handler)
         if ha is not None:
+            from edge_agent.bridges.homeassistant import HaHandler
+
             learner = self.controller if cfg.control.learn_from_homeassistant else None
             self.registry.add(ha.route(learner is not None), HaHandler(ha, learner, self.homes))
 
@@ -365,6 +376,8 @@ class Agent:
         """The recognizer the handlers use: with runtime control on, its results filtered by it."""
         if self.controller is None:
             return recognizer
+        from edge_agent.bridges.control import ControlledRecognizer
+
         return ControlledRecognizer(recognizer, self.controller)
 
     def _small_recognizer(self, engines: Engines) -> Callable[[], RecognizerLike] | None:

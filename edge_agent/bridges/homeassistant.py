@@ -13,17 +13,16 @@ import threading
 import time
 from collections.abc import Callable
 from importlib import metadata
-from typing import Annotated
 
 import orjson
 import structlog
-from pydantic import Field, field_validator
 
-from edge_agent.bridges.common import BridgeConfig, HomeTarget, to_outputs
+from edge_agent.bridges.common import HomeTarget, to_outputs
 from edge_agent.bridges.control import Controller
+from edge_agent.bridges.homeassistant_config import HomeAssistantConfig
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
-from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
+from edge_agent.messages.topics import SiteTopics
 from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
 from edge_agent.records.intent import IntentResult
 from edge_agent.store.base import Store
@@ -31,50 +30,6 @@ from edge_agent.store.base import Store
 __all__ = ["HA_STATE_KEY", "HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
 
 _log = structlog.get_logger("edge_agent.bridges.homeassistant")
-
-
-class HomeAssistantConfig(BridgeConfig):
-    """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
-
-    enabled: bool = Field(False, description="Publish discovery, availability and states for HA.")
-    discovery_prefix: str = Field("homeassistant", description="HA's discovery prefix.")
-    status_topic: str | None = Field(
-        None, description="HA's birth/will topic; default '<discovery_prefix>/status'."
-    )
-    node_id: str | None = Field(
-        None, description="Device object id in the discovery topic; default 'edge_agent_<site_id>'."
-    )
-    device_name: str | None = Field(None, description="Device name shown in HA; default 'Edge agent <site>'.")
-    suggested_area: str | None = Field(None, description="Area HA suggests for the device.")
-    log_sources: list[str] = Field(
-        default_factory=list,
-        description="Log sources announced at start; others are announced when their first summary arrives.",
-        max_length=256,
-    )
-    source_idle_retire_s: Annotated[float, Field(gt=0)] | None = Field(
-        None, description="Retire (remove from HA) a log source after this many seconds without logs."
-    )
-    alert_hold_s: Annotated[float, Field(gt=0, le=7 * 86400)] = Field(
-        300.0, description="The alert binary sensor stays on this long after a source's last alert."
-    )
-    announce_jitter_s: Annotated[float, Field(ge=0, le=60)] = Field(
-        1.0, description="Random delay before re-announcing after HA's birth message (HA's advice)."
-    )
-
-    @field_validator("discovery_prefix", "status_topic")
-    @classmethod
-    def _topic(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic(value)
-
-    @field_validator("node_id")
-    @classmethod
-    def _node(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic_id(value, "node_id")
-
-    @field_validator("log_sources")
-    @classmethod
-    def _sources(cls, value: list[str]) -> list[str]:
-        return [validate_topic_id(s, "log source") for s in value]
 
 
 def _version() -> str:
