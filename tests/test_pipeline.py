@@ -16,6 +16,7 @@ import pytest
 from edge_agent.errors import PayloadError
 from edge_agent.messages import load_schema
 from edge_agent.messages import logs as logs_msg
+from edge_agent.messages.base import SourceMessage
 from edge_agent.messages.dlq import DeadLetter
 from edge_agent.messages.intent import IntentMessage
 from edge_agent.messages.stats import StatsMessage
@@ -23,6 +24,7 @@ from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
 from edge_agent.pipeline.queue import LaneQueue, QueueClosed
 from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, percentiles
+from edge_agent.records.logs import RawLine
 
 
 def lanes(capacity: int = 10) -> LaneQueue[str]:
@@ -307,7 +309,23 @@ def test_log_batch_kind_owns_its_topic() -> None:
     batch = logs_msg.LogBatch.parse("kernel", b"a\nb")
     assert (batch.source, [ln.text for ln in batch.lines]) == ("kernel", ["a", "b"])
     assert logs_msg.LogBatch.topic(topics, "kernel") == "edge/s1/logs/kernel"
+    assert batch.topic(topics) == "edge/s1/logs/kernel"  # the base's topic, with its source
     assert logs_msg.source_of(topics.relative(logs_msg.LogBatch.topic(topics, "kernel")) or []) == "kernel"
+
+
+def test_log_batch_is_a_message_whose_payload_round_trips() -> None:
+    lines = (RawLine("eth0: link up", ts=1700000000.5, level="info"), RawLine("plain line"))
+    batch = logs_msg.LogBatch("kernel", lines)
+    assert isinstance(batch, SourceMessage)
+    assert orjson.loads(batch.payload()) == [
+        {"msg": "eth0: link up", "ts": 1700000000.5, "level": "info"},
+        {"msg": "plain line"},
+    ]
+    jsonschema.validate(batch.to_json(), load_schema("logs"))
+    assert logs_msg.LogBatch.parse("kernel", batch.payload()) == batch
+    assert batch.to_dict() == {"schema": "edge-agent/logs/1", "source": "kernel", "lines": batch.to_json()}
+    with pytest.raises(ValueError):
+        logs_msg.LogBatch("a/b", lines)  # the source is one topic level
 
 
 def test_docs_carry_every_payload_schema_verbatim() -> None:
