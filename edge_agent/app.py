@@ -31,7 +31,7 @@ from edge_agent.messages import status as status_msg
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
-from edge_agent.pipeline.core import Envelope, Handler, Outcome, Registry
+from edge_agent.pipeline.core import Envelope, Handler, HandlerBase, Outcome, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
 from edge_agent.pipeline.handlers import (
     DeadLetters,
@@ -85,7 +85,7 @@ def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -
     )
 
 
-class _NoLogService:
+class _NoLogService(HandlerBase):
     """Stands in when the build has no log service: every log input goes to the DLQ, with the reason."""
 
     kind = "logs"

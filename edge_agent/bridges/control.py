@@ -27,7 +27,7 @@ from edge_agent.messages import control as cmds
 from edge_agent.messages.discovery import learned_entities
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.home import Entity, Home
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
 from edge_agent.records.intent import IntentResult
 from edge_agent.store import Store
@@ -228,7 +228,7 @@ def control_route(cfg: ControlConfig, topics: SiteTopics) -> Route:
     return Route("control", topic, lambda t: "cmd" if t == topic else None)
 
 
-class ControlHandler:
+class ControlHandler(HandlerBase):
     """Control commands -> one reply each (+ HA retirement when asked)."""
 
     kind = "control"

@@ -20,7 +20,7 @@ from edge_agent.bridges.common import to_outputs
 from edge_agent.bridges.hermes_config import HermesConfig
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages import hermes
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
 from edge_agent.records.intent import IntentResult
 
@@ -32,7 +32,7 @@ def hermes_route() -> Route:
     return Route("hermes", hermes.QUERY_TOPIC, lambda t: "query" if t == hermes.QUERY_TOPIC else None)
 
 
-class HermesHandler:
+class HermesHandler(HandlerBase):
     """``hermes/nlu/query`` -> ``hermes/intent/<name>`` | intentNotRecognized | ``hermes/error/nlu``."""
 
     kind = "hermes"

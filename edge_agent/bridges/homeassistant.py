@@ -23,7 +23,7 @@ from edge_agent.bridges.homeassistant_config import HomeAssistantConfig
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
 from edge_agent.messages.topics import SiteTopics
-from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, Handler, HandlerBase, Outcome, Output, Route
 from edge_agent.records.intent import IntentResult
 from edge_agent.store.base import Store
 
@@ -152,7 +152,7 @@ class HaBridge:
         return Route("homeassistant", prefix + "#" if learning else status, match)
 
 
-class HaTap:
+class HaTap(HandlerBase):
     """A handler that adds outputs derived from another handler's outputs (same kind and route)."""
 
     def __init__(self, inner: Handler, tap: Callable[[Output], list[Output]], lock: threading.Lock) -> None:
@@ -161,6 +161,7 @@ class HaTap:
         self.priority = inner.priority
         self.batch_max = inner.batch_max
         self.batch_wait_s = inner.batch_wait_s
+        self.ticks = inner.ticks
         self._tap = tap
         self._lock = lock
 
@@ -178,21 +179,20 @@ class HaTap:
         return outcomes
 
     def tick(self, now: float) -> list[Output]:
-        tick: Callable[[float], list[Output]] | None = getattr(self.inner, "tick", None)
-        return self._extend(tick(now)) if tick is not None else []
+        return self._extend(self.inner.tick(now))
 
     def flush(self, now: float) -> list[Output]:
-        flush: Callable[[float], list[Output]] | None = getattr(self.inner, "flush", None)
-        return self._extend(flush(now)) if flush is not None else []
+        return self._extend(self.inner.flush(now))
 
 
-class HaHandler:
+class HaHandler(HandlerBase):
     """HA's birth message -> re-announce; discovery configs -> learned home; tick -> alerts, retire."""
 
     kind = "homeassistant"
     priority = 5
     batch_max = 64
     batch_wait_s = 0.0
+    ticks = True  # delayed announcements, alerts that end, sources that retire
 
     def __init__(
         self, bridge: HaBridge, controller: Controller | None = None, homes: HomeTarget | None = None
