@@ -1,17 +1,22 @@
 """Publish-to-intent latency through a real mosquitto, with the agent pinned to one core, against
-a stock broker and client and against TCP_NODELAY ones, in one run.
+a stock broker and stock clients and against TCP_NODELAY ones, in one run.
 
     .venv/bin/python bench/e2e_latency.py [--rates 50 200 1000] [--seconds 10] [--burst 5000]
-                                          [--setups stock nodelay]
+                                          [--setups stock nodelay stock-shared]
 
 For each setup it starts a private mosquitto on a free loopback port and ``edge-agent run``
-(default bundle) as a subprocess under ``taskset -c <agent-cpu>``; this process (publisher +
-subscriber, one MQTT client) and the broker run on the other CPUs. The setups differ only in
-socket options, never in the agent:
+(default bundle) as a subprocess under ``taskset -c <agent-cpu>``; this process (the load
+generator) and the broker run on the other CPUs. The setups differ only in the broker and the
+load generator, never in the agent (which turns Nagle's algorithm off on its own connections):
 
-* ``stock``: mosquitto without ``set_tcp_nodelay`` and a paho client with no socket options
-  (Nagle's algorithm on in both, delayed ACKs as the kernel does them);
-* ``nodelay``: ``set_tcp_nodelay true`` in mosquitto and TCP_NODELAY on the client.
+* ``stock``: mosquitto without ``set_tcp_nodelay``, a paho publisher and a paho subscriber (the
+  measuring client) with no socket options;
+* ``nodelay``: ``set_tcp_nodelay true`` in mosquitto, TCP_NODELAY on both clients;
+* ``stock-shared``: as ``stock``, with one client that both publishes and subscribes. Its
+  latency is the broker's and that client's, not the agent's: each QoS 1 publish leaves a small
+  unacknowledged packet on the connection (the client's PUBACK of the last intent, the broker's
+  PUBACK of the transcript), so Nagle's algorithm holds the next packet on that connection
+  until the other side's delayed ACK; ``broker alone`` shows the same wait without an agent.
 
 For each rate it publishes transcripts (QoS 1, unique ids) on a fixed schedule and records, per
 id, the time from publish to the intent's arrival. Then it publishes a burst as fast as it can to
@@ -66,9 +71,10 @@ TEXTS = [
 
 
 class Probe:
-    """Publishes transcripts and records publish -> intent latencies by id."""
+    """Publishes transcripts and records publish -> intent latencies by id: a publisher and a
+    subscriber on connections of their own, or (``shared``) one client doing both."""
 
-    def __init__(self, port: int, no_delay: bool) -> None:
+    def __init__(self, port: int, no_delay: bool, shared: bool = False) -> None:
         self.sent: dict[str, float] = {}
         self.latency_ms: dict[str, float] = {}
         self.agent_ms: dict[str, float] = {}  # the agent's own receipt -> result time
@@ -77,6 +83,12 @@ class Probe:
         self.client = subscribed_client(
             port, "bench-probe", self._on_intent, [f"edge/{SITE}/intent"], no_delay=no_delay
         )
+        self.publisher = self.client if shared else _publisher(port, no_delay)
+
+    def close(self) -> None:
+        for client in {id(c): c for c in (self.client, self.publisher)}.values():
+            client.disconnect()
+            client.loop_stop()
 
     def _on_intent(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
         now = time.perf_counter()
@@ -93,7 +105,7 @@ class Probe:
         payload = json.dumps({"text": text, "id": ident})
         with self.lock:
             self.sent[ident] = time.perf_counter()
-        self.client.publish(f"edge/{SITE}/transcript", payload, qos=1)
+        self.publisher.publish(f"edge/{SITE}/transcript", payload, qos=1)
 
     def wait_all(self, ids: list[str], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -104,6 +116,18 @@ class Probe:
                     return False
                 self.done.wait(left)
         return True
+
+
+def _publisher(port: int, no_delay: bool) -> paho.Client:
+    """A plain paho publisher (MQTT 5, 1000 in flight); TCP_NODELAY only when asked."""
+    client_id = f"bench-publisher-{time.monotonic_ns()}"
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
+    client.max_inflight_messages_set(1000)
+    client.connect("127.0.0.1", port)
+    if no_delay:
+        nodelay(client)
+    client.loop_start()
+    return client
 
 
 def run_rate(probe: Probe, rate: float, seconds: float, tag: str, agent_pid: int) -> dict[str, Any]:
@@ -127,24 +151,20 @@ def run_rate(probe: Probe, rate: float, seconds: float, tag: str, agent_pid: int
             "max": round(max(values), 3) if values else 0.0, "values": values}
 
 
-def broker_baseline(port: int, rate: float, count: int, no_delay: bool) -> dict[str, float]:
-    """Publish -> receive through mosquitto alone (no agent): the floor under every figure above."""
+def broker_baseline(port: int, rate: float, count: int, no_delay: bool, shared: bool) -> dict[str, float]:
+    """Publish -> receive through mosquitto alone (no agent), with the setup's clients: the floor
+    under every figure above."""
     seen: dict[int, float] = {}
     sent: dict[int, float] = {}
     done = threading.Event()
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-baseline", protocol=paho.MQTTv5)
 
     def on_message(_c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
         seen[int(msg.payload)] = time.perf_counter()
         if len(seen) == count:
             done.set()
 
-    client.on_message = on_message
-    client.connect("127.0.0.1", port)
-    if no_delay:
-        nodelay(client)
-    client.subscribe("bench/echo", qos=1)
-    client.loop_start()
+    client = subscribed_client(port, "bench-baseline", on_message, ["bench/echo"], no_delay=no_delay)
+    publisher = client if shared else _publisher(port, no_delay)
     time.sleep(0.3)
     start = time.perf_counter()
     for i in range(count):
@@ -152,10 +172,11 @@ def broker_baseline(port: int, rate: float, count: int, no_delay: bool) -> dict[
         if delay > 0:
             time.sleep(delay)
         sent[i] = time.perf_counter()
-        client.publish("bench/echo", str(i), qos=1)
+        publisher.publish("bench/echo", str(i), qos=1)
     done.wait(30)
-    client.disconnect()
-    client.loop_stop()
+    for c in {id(c): c for c in (client, publisher)}.values():
+        c.disconnect()
+        c.loop_stop()
     return percentiles([(seen[i] - sent[i]) * 1000 for i in seen])
 
 
@@ -209,18 +230,21 @@ def wait_online(port: int, timeout: float = 60) -> None:
         raise SystemExit("bench: the agent did not come online")
 
 
-# setup name -> (mosquitto config lines, whether the bench's client sets TCP_NODELAY)
+# setup name -> (mosquitto config lines, whether the bench's clients set TCP_NODELAY, whether one
+# client both publishes and subscribes)
 _BROKER_BASE = ["allow_anonymous true", "persistence false", "max_queued_messages 100000",
                 "max_inflight_messages 0"]
-SETUPS: dict[str, tuple[list[str], bool]] = {
-    "stock": (_BROKER_BASE, False),
-    "nodelay": ([*_BROKER_BASE, "set_tcp_nodelay true"], True),
+SETUPS: dict[str, tuple[list[str], bool, bool]] = {
+    "stock": (_BROKER_BASE, False, False),
+    "nodelay": ([*_BROKER_BASE, "set_tcp_nodelay true"], True, False),
+    "stock-shared": (_BROKER_BASE, False, True),
 }
 
 
 _SETUP_WORDS = {
-    "stock": "stock mosquitto and paho client (no socket options)",
-    "nodelay": "mosquitto and client with TCP_NODELAY",
+    "stock": "stock mosquitto, stock paho publisher and subscriber (no socket options)",
+    "nodelay": "mosquitto, publisher and subscriber with TCP_NODELAY",
+    "stock-shared": "stock mosquitto, one stock paho client that publishes and subscribes",
 }
 
 
@@ -256,19 +280,20 @@ def write_cdf(results: list[dict[str, Any]], out: Path) -> str:
 
 def run_setup(setup: str, args: argparse.Namespace) -> dict[str, Any]:
     """One broker + agent: the rates, the burst and the broker-alone baseline."""
-    lines, no_delay = SETUPS[setup]
+    lines, no_delay, shared = SETUPS[setup]
     workdir = Path(tempfile.mkdtemp(prefix=f"edge-bench-{setup}-"))
     broker = Mosquitto(lines, workdir=workdir).start()
     agent = start_agent(broker.port, workdir, args.agent_cpu)
     try:
         wait_online(broker.port)
-        probe = Probe(broker.port, no_delay)
+        probe = Probe(broker.port, no_delay, shared)
         run_rate(probe, 50, 2, "warmup", agent.pid)
         jitter_probe = wakeup_jitter(args.seconds * len(args.rates), cpu=args.agent_cpu)
         results = [run_rate(probe, rate, args.seconds, f"r{rate:g}", agent.pid) for rate in args.rates]
         jitter = jitter_result(jitter_probe, timeout=120)
         burst = run_burst(probe, args.burst)
-        baseline = broker_baseline(broker.port, 200, int(200 * min(args.seconds, 5)), no_delay)
+        baseline = broker_baseline(broker.port, 200, int(200 * min(args.seconds, 5)), no_delay, shared)
+        probe.close()
     finally:
         agent.terminate()
         agent.wait(30)
