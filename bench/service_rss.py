@@ -141,22 +141,30 @@ def agent_config(port: int, state_dir: Path) -> dict[str, Any]:
 
 def run_service(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="edge-rss-"))
-    broker = Mosquitto(["allow_anonymous true", "persistence false", "max_queued_messages 100000"],
-                       workdir=work).start()
+    broker = Mosquitto(
+        ["allow_anonymous true", "persistence false", "max_queued_messages 100000"], workdir=work
+    ).start()
     config = agent_config(broker.port, work / "state")
     path = work / "agent.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("CREDENTIALS_DIRECTORY", "STATE_DIRECTORY")}
     env["PYTHONPATH"] = str(REPO)
     log = (work / "agent.log").open("wb")
-    agent = subprocess.Popen([sys.executable, "-m", "edge_agent", "run", "--config", str(path)],
-                             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "edge_agent", "run", "--config", str(path)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=REPO,
+    )
     probe = Probe(broker.port, config["site_id"])
     result: dict[str, Any] = {"transcripts": args.transcripts, "log_lines": args.log_lines}
     try:
         if not probe.online.wait(120):
-            raise SystemExit("bench: the agent did not come online; log:\n"
-                             + (work / "agent.log").read_text(errors="replace")[-3000:])
+            raise SystemExit(
+                "bench: the agent did not come online; log:\n"
+                + (work / "agent.log").read_text(errors="replace")[-3000:]
+            )
         time.sleep(1.0)  # settled: start-up threads done
         result["online"] = proc_status(agent.pid)
         probe.publish(args.transcripts, args.log_lines, args.rate)
@@ -183,26 +191,42 @@ def run_service(args: argparse.Namespace) -> dict[str, Any]:
 # them (a library two parts share is charged to the first); the row is the RSS the step adds.
 _STEPS: tuple[tuple[str, str], ...] = (
     ("Python interpreter, site, the cli module", "import edge_agent.commands.run"),
-    ("numpy (its random, ma, polynomial and fft not loaded)",
-     "from edge_agent.commands._lean import lean_start; lean_start(malloc_arenas=2)"),
+    (
+        "numpy (its random, ma, polynomial and fft not loaded)",
+        "from edge_agent.commands._lean import lean_start; lean_start(malloc_arenas=2)",
+    ),
     ("paho-mqtt, with ssl (OpenSSL), socket, urllib", "import paho.mqtt.client"),
     ("structlog, with asyncio", "import structlog"),
-    ("pydantic, with its first model built (importlib.metadata for plugins)",
-     "from pydantic import BaseModel\nclass _First(BaseModel):\n    x: int = 0"),
+    (
+        "pydantic, with its first model built (importlib.metadata for plugins)",
+        "from pydantic import BaseModel\nclass _First(BaseModel):\n    x: int = 0",
+    ),
     ("PyYAML", "import yaml"),
-    ("config: edge_agent's config models, the file loaded",
-     "from edge_agent.config import load; config = load(sys.argv[1])"),
-    ("sqlite3, sentencepiece, drain3 (outbox and dedup, tokenizer, log templates)",
-     "import sqlite3, sentencepiece, drain3.drain"),
-    ("edge_agent's service modules (app, pipeline, transport, store, runtime, nlu, logs)",
-     "import edge_agent.app, edge_agent.engines, edge_agent.runtime.chain, edge_agent.nlu.recognizer, "
-     "edge_agent.logs.service, edge_agent.runtime.install"),
-    ("LiteRT's C library and its CPU environment",
-     "from edge_agent.runtime import litert_c; litert_c._api()"),
-    ("engines: bundle check, the compiled graphs, tokenizer model, log service",
-     "from edge_agent.engines import build_engines; engines = build_engines(config)"),
-    ("Agent: MQTT sessions, outbox and dedup databases, pipeline",
-     "agent = edge_agent.app.Agent(config, engines)"),
+    (
+        "config: edge_agent's config models, the file loaded",
+        "from edge_agent.config import load; config = load(sys.argv[1])",
+    ),
+    (
+        "sqlite3, sentencepiece, drain3 (outbox and dedup, tokenizer, log templates)",
+        "import sqlite3, sentencepiece, drain3.drain",
+    ),
+    (
+        "edge_agent's service modules (app, pipeline, transport, store, runtime, nlu, logs)",
+        "import edge_agent.app, edge_agent.engines, edge_agent.runtime.chain, edge_agent.nlu.recognizer, "
+        "edge_agent.logs.service, edge_agent.runtime.install",
+    ),
+    (
+        "LiteRT's C library and its CPU environment",
+        "from edge_agent.runtime import litert_c; litert_c._api()",
+    ),
+    (
+        "engines: bundle check, the compiled graphs, tokenizer model, log service",
+        "from edge_agent.engines import build_engines; engines = build_engines(config)",
+    ),
+    (
+        "Agent: MQTT sessions, outbox and dedup databases, pipeline",
+        "agent = edge_agent.app.Agent(config, engines)",
+    ),
 )
 
 _PARTS_SCRIPT = """
@@ -229,8 +253,14 @@ def run_parts(config_path: Path) -> list[tuple[str, float]]:
     env = {k: v for k, v in os.environ.items() if k not in ("CREDENTIALS_DIRECTORY", "STATE_DIRECTORY")}
     env["PYTHONPATH"] = str(REPO)
     script = _PARTS_SCRIPT.format(steps=[code for _, code in _STEPS])
-    out = subprocess.run([sys.executable, "-c", script, str(config_path)], env=env, cwd=REPO,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(config_path)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows: list[float] = ast.literal_eval(out.strip().splitlines()[-1])
     return [(name, rows[i] - (rows[i - 1] if i else 0.0)) for i, (name, _) in enumerate(_STEPS)]
 
@@ -243,15 +273,23 @@ def main() -> int:
     parser.add_argument("--parts", action="store_true", help="also print what each start-up step costs")
     args = parser.parse_args()
     result = run_service(args)
-    print(f"edge-agent run, configs/default.yaml (broker port and state dir changed), "
-          f"{args.transcripts} transcripts + {args.log_lines} log lines at {args.rate:g}/s each")
+    print(
+        f"edge-agent run, configs/default.yaml (broker port and state dir changed), "
+        f"{args.transcripts} transcripts + {args.log_lines} log lines at {args.rate:g}/s each"
+    )
     print(f"  online, idle:     VmRSS {result['online']['VmRSS']:.1f} MB")
-    print(f"  after the inputs: VmRSS {result['after_traffic']['VmRSS']:.1f} MB, "
-          f"VmHWM {result['after_traffic']['VmHWM']:.1f} MB")
-    print(f"  peak over its life (wait4 ru_maxrss, incl. shutdown): {result['peak_mb']:.1f} MB "
-          f"(target <= {TARGET_MB:g}, stretch <= {STRETCH_MB:g})")
-    print(f"  intents {result['answered']}/{args.transcripts}, log lines summarized "
-          f"{result['summarized_lines']}/{args.log_lines}, exit code {result['exit_code']}")
+    print(
+        f"  after the inputs: VmRSS {result['after_traffic']['VmRSS']:.1f} MB, "
+        f"VmHWM {result['after_traffic']['VmHWM']:.1f} MB"
+    )
+    print(
+        f"  peak over its life (wait4 ru_maxrss, incl. shutdown): {result['peak_mb']:.1f} MB "
+        f"(target <= {TARGET_MB:g}, stretch <= {STRETCH_MB:g})"
+    )
+    print(
+        f"  intents {result['answered']}/{args.transcripts}, log lines summarized "
+        f"{result['summarized_lines']}/{args.log_lines}, exit code {result['exit_code']}"
+    )
     if args.parts:
         with tempfile.TemporaryDirectory(prefix="edge-rss-parts-") as tmp:
             path = Path(tmp) / "agent.yaml"
@@ -259,15 +297,21 @@ def main() -> int:
             parts = run_parts(path)
         built = sum(mb for _, mb in parts)
         online = result["online"]["VmRSS"]
-        parts += [("running: threads, both MQTT connections (online, idle)", online - built),
-                  (f"after {args.transcripts} transcripts and {args.log_lines} log lines",
-                   result["after_traffic"]["VmHWM"] - online)]
+        parts += [
+            ("running: threads, both MQTT connections (online, idle)", online - built),
+            (
+                f"after {args.transcripts} transcripts and {args.log_lines} log lines",
+                result["after_traffic"]["VmHWM"] - online,
+            ),
+        ]
         print("\npart (each step in a fresh interpreter after the ones above it) -> resident MB:")
         for name, mb in parts:
             print(f"  {mb:6.1f}  {name}")
-        print(f"  {sum(mb for _, mb in parts):6.1f}  total (the service's VmHWM after the inputs: "
-              f"{result['after_traffic']['VmHWM']:.1f})")
-    ok = (result["all_intents"] and result["all_log_lines_summarized"] and result["exit_code"] == 0)
+        print(
+            f"  {sum(mb for _, mb in parts):6.1f}  total (the service's VmHWM after the inputs: "
+            f"{result['after_traffic']['VmHWM']:.1f})"
+        )
+    ok = result["all_intents"] and result["all_log_lines_summarized"] and result["exit_code"] == 0
     return 0 if ok and result["peak_mb"] <= TARGET_MB else 1
 
 
