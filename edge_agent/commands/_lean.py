@@ -54,9 +54,9 @@ def lean_start(*, openssl: bool = True, malloc_arenas: int | None = None) -> Non
     - numpy imported here, with :data:`LAZY_NUMPY` loaded at first use only (about 6 MB, 9 MB
       with OpenSSL's hashes that ``numpy.random`` would load).
     - ``openssl=False``: no OpenSSL, about 2 MB more, for a process that opens no TLS connection
-      (paho imports ``ssl``, so not the service): numpy's import reaches ``hmac``, which would
-      load ``_hashlib`` and with it libcrypto; ``hashlib`` and ``hmac`` fall back to Python's
-      built-in hashes by design.
+      (paho imports ``ssl``, so not the service): ``hashlib`` (the bundle check; ``hmac`` through
+      ``numpy.random`` when it loads) would load ``_hashlib`` and with it libcrypto; ``hashlib``
+      and ``hmac`` fall back to Python's built-in hashes by design.
     - ``malloc_arenas``: at most this many glibc malloc arenas (as ``MALLOC_ARENA_MAX``; a value
       in the environment wins). glibc gives each thread that allocates an arena of its own, up
       to 8 per core, each holding freed memory of its own; the agent's threads mostly wait, and
