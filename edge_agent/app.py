@@ -442,9 +442,6 @@ class Agent:
         self.wyoming.start()
         self.notifier.ready(status="running")  # sd_notify READY=1 (Type=notify); the watchdog runs in wait()
 
-    def request_stop(self, *_args: object) -> None:
-        self.stopping.set()
-
     def wait(self) -> int:
         """Block until a stop is requested or the transport fails for good; then shut down."""
         while not self.stopping.wait(0.2):

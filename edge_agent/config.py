@@ -2,7 +2,8 @@
 
 Every section is a pydantic model with ``extra="forbid"``, bounds and a description; ``Config``
 holds one field per section, so a new section is one model plus one line in ``Config``.
-Secrets (the MQTT password) are read by :func:`load`, never at import time.
+Secrets (the MQTT password, Home Assistant's access token) are read by :func:`load`, never at
+import time.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
 
 CREDENTIALS_ENV = "CREDENTIALS_DIRECTORY"
 _DEFAULT_CREDENTIAL = "mqtt_password"
+_HA_TOKEN_CREDENTIAL = "ha_token"  # Home Assistant access token (wyoming.ha_url)
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _TOPIC_FORBIDDEN = ("+", "#", "\x00")
 # keys that moved to another section: the error names the new place
@@ -326,7 +328,8 @@ def parse(data: object, source: str = "config") -> Config:
 
 
 def load(path: str | Path, environ: dict[str, str] | None = None) -> Config:
-    """Read, validate and resolve a config file; reads the MQTT password if one is configured."""
+    """Read, validate and resolve a config file; reads the MQTT password and Home Assistant's
+    access token if they are configured."""
     path = Path(path)
     env = dict(os.environ) if environ is None else environ
     try:
@@ -340,6 +343,7 @@ def load(path: str | Path, environ: dict[str, str] | None = None) -> Config:
     config = parse(data, str(path))
     _resolve_relative(config, path.parent)
     config.mqtt._password = _read_password(config.mqtt, env, path.parent)
+    config.wyoming._ha_token = _read_ha_token(config.wyoming, env, path.parent)
     return config
 
 
@@ -364,30 +368,53 @@ def _resolve_relative(config: Config, base: Path) -> None:
 
 
 def _read_password(mqtt: MqttConfig, env: dict[str, str], base: Path | None = None) -> str | None:
+    return _read_secret("mqtt.password_file", mqtt.password_file, _DEFAULT_CREDENTIAL, env, base, "password")
+
+
+def _read_ha_token(wyoming: WyomingConfig, env: dict[str, str], base: Path | None = None) -> str | None:
+    """Home Assistant's access token for ``wyoming.ha_url`` (None without an ha_url)."""
+    if wyoming.ha_url is None:
+        return None
+    field = "wyoming.ha_token_file"
+    token = _read_secret(field, wyoming.ha_token_file, _HA_TOKEN_CREDENTIAL, env, base, "token")
+    if token is None:
+        raise ConfigError(
+            "wyoming.ha_token_file: wyoming.ha_url is set but no token was found; create a long-lived "
+            f"access token in Home Assistant (your profile -> Security) and put it in a file named by "
+            f"ha_token_file, or in ${CREDENTIALS_ENV}/{_HA_TOKEN_CREDENTIAL}"
+        )
+    return token
+
+
+def _read_secret(
+    field: str, path: Path | None, default_name: str, env: dict[str, str], base: Path | None, what: str
+) -> str | None:
+    """The first line of a secret file: ``path`` (relative: to $CREDENTIALS_DIRECTORY, else to
+    ``base``), else ``$CREDENTIALS_DIRECTORY/<default_name>`` when it exists; None when neither."""
     cred_dir = env.get(CREDENTIALS_ENV)
     candidate: Path | None = None
-    if mqtt.password_file is not None:
-        candidate = mqtt.password_file
+    if path is not None:
+        candidate = path
         if not candidate.is_absolute() and cred_dir:
             candidate = Path(cred_dir) / candidate
         elif not candidate.is_absolute() and base is not None:
             candidate = base / candidate
-    elif cred_dir and (Path(cred_dir) / _DEFAULT_CREDENTIAL).is_file():
-        candidate = Path(cred_dir) / _DEFAULT_CREDENTIAL
+    elif cred_dir and (Path(cred_dir) / default_name).is_file():
+        candidate = Path(cred_dir) / default_name
     if candidate is None:
         return None
     try:
         mode = candidate.stat().st_mode
         if mode & stat.S_IROTH:
-            raise ConfigError(
-                f"mqtt.password_file: {candidate} is readable by everyone; chmod o-r it (e.g. 0600)"
-            )
+            raise ConfigError(f"{field}: {candidate} is readable by everyone; chmod o-r it (e.g. 0600)")
         first = candidate.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise ConfigError(f"mqtt.password_file: cannot read {candidate}: {exc.strerror}") from None
-    if not first or not first[0]:
-        raise ConfigError(f"mqtt.password_file: {candidate} is empty; the first line must hold the password")
-    return first[0]
+        raise ConfigError(f"{field}: cannot read {candidate}: {exc.strerror}") from None
+    # a password is taken as written; a token never holds spaces (a trailing one is an editor's)
+    value = (first[0] if what == "password" else first[0].strip()) if first else ""
+    if not value:
+        raise ConfigError(f"{field}: {candidate} is empty; the first line must hold the {what}")
+    return value
 
 
 def json_schema() -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``edge-fw``: build-machine tools (data, train, convert, bundle, sign)."""
+"""``edge-fw``: build-machine tools (data, train, convert, bundle, sign, the default config file)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ _COMMAND_MODULES = (
     "firmware_tools.commands.synth_bundle",
     "firmware_tools.commands.fuse_graphs",
     "firmware_tools.commands.sign",
+    "firmware_tools.commands.default_config",
 )
 
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,7 +44,7 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     assert 0 < sum(st["wall_s"] for st in stages.values()) <= manifest["build"]["seconds"]
     assert manifest["build"]["cpu_seconds"] >= stages["teacher"]["cpu_s"] > 0
     assert set(manifest["metrics"]) == {"teacher", "student_float", "student_int8"}
-    assert 0.0 <= manifest["metrics"]["student_int8"]["intent_accuracy"] <= 1.0
+    _check_int8_accuracy_is_the_models(bundle, seed=3)
     assert manifest["calibration"]["temperature"] > 0
     assert set(manifest["calibration"]["intent_thresholds"]) == set(manifest["labels"]["intents"][:-1])
     assert "edgetpu" in manifest["variants"]
@@ -80,6 +81,8 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     assert intent.shape == (1, len(manifest["labels"]["intents"]))
     model.close()
 
+    _check_sentence_embedding(bundle)
+
     # a rerun over the same work directory reuses every stage's output; --redo runs one again
     again = tmp_path / "again"
     proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work))
@@ -113,3 +116,39 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     proc = _edge_fw("build-model", "--tiny", "--seed", "-1", "--out", str(out))
     assert proc.returncode == 2 and "seed must be >= 0" in proc.stderr
     assert json.loads((out / "manifest.json").read_text()) == before
+
+
+def _check_int8_accuracy_is_the_models(bundle: Any, seed: int) -> None:
+    """The manifest's int8 intent accuracy is what the shipped segments do on the held-out split
+    (regenerated here from its seed: the build's held-out utterances are seed + 1000)."""
+    from firmware_tools.data.intents import generate
+    from firmware_tools.model.build import plan_for
+    from firmware_tools.model.dataset import INTENT_LABELS
+
+    held = list(generate(seed + 1000, plan_for(tiny=True).n_heldout))
+    model = Model(bundle, backend="litert", threads=2)
+    ids = np.stack([model.tokenizer.encode(e.text).ids for e in held]).astype(np.int32)
+    logits, _ = model.run_intents(ids)
+    model.close()
+    gold = np.array([INTENT_LABELS.index(e.intent or "__none__") for e in held])
+    measured = float((logits.argmax(axis=1) == gold).mean())
+    assert bundle.manifest["metrics"]["student_int8"]["intent_accuracy"] == pytest.approx(measured, abs=1e-9)
+
+
+def _check_sentence_embedding(bundle: Any) -> None:
+    """Both variants' intent graphs write a unit sentence embedding in the same run as the
+    logits, and the build calibrated custom intents for each."""
+    for variant in ("default", "small"):
+        model = Model(bundle, backend="litert", variant=variant)
+        assert model.has_sentence_embedding
+        ids = np.stack([model.tokenizer.encode(t).ids for t in ("turn on the light", "what time is it")])
+        out = model.run_intent_outputs(ids.astype(np.int32))
+        assert out.embedding is not None and out.embedding.shape == (2, 384)
+        assert np.allclose(np.linalg.norm(out.embedding, axis=1), 1.0, atol=1e-5)
+        intent, _ = model.run_intents(ids.astype(np.int32))
+        assert np.array_equal(intent, out.intent_logits)
+        model.close()
+        entry = bundle.manifest if variant == "default" else bundle.manifest["variants"][variant]
+        cal = entry["calibration"]["custom_intents"]
+        assert -1.0 <= cal["threshold"] <= 1.0 and cal["k"] >= 1
+    assert 0.0 < bundle.manifest["metrics"]["student_float"]["sentence_cosine"] <= 1.0

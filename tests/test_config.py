@@ -123,6 +123,48 @@ def test_world_readable_or_empty_password_file_is_refused(tmp_path: Path) -> Non
         load(path, environ={})
 
 
+def test_home_assistant_token_is_read_like_a_secret(tmp_path: Path) -> None:
+    token = tmp_path / "ha_token"
+    token.write_text("eyJ.token.part \n", encoding="utf-8")
+    token.chmod(0o600)
+    url = "http://homeassistant.local:8123/"
+    config = load(write(tmp_path, {"wyoming": {"ha_url": url, "ha_token_file": "ha_token"}}), environ={})
+    assert config.wyoming.ha_token == "eyJ.token.part"
+    assert config.wyoming.ha_url == "http://homeassistant.local:8123"
+    assert "eyJ" not in json.dumps(config.model_dump(mode="json")) and "eyJ" not in repr(config)
+    # the systemd credential name, without ha_token_file
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "ha_token").write_text("from-systemd\n", encoding="utf-8")
+    (creds / "ha_token").chmod(0o400)
+    env = {"CREDENTIALS_DIRECTORY": str(creds)}
+    config = load(write(tmp_path, {"wyoming": {"ha_url": url}}), environ=env)
+    assert config.wyoming.ha_token == "from-systemd"
+    assert load(write(tmp_path, {}), environ={}).wyoming.ha_token is None
+
+
+def test_home_assistant_settings_are_refused_with_the_field_named(tmp_path: Path) -> None:
+    url = "http://homeassistant.local:8123"
+    with pytest.raises(ConfigError, match=r"wyoming\.ha_token_file: wyoming\.ha_url is set but no token"):
+        load(write(tmp_path, {"wyoming": {"ha_url": url}}), environ={})
+    token = tmp_path / "open_token"
+    token.write_text("t\n", encoding="utf-8")
+    token.chmod(0o644)
+    with pytest.raises(ConfigError, match=r"wyoming\.ha_token_file: .* readable by everyone"):
+        load(write(tmp_path, {"wyoming": {"ha_url": url, "ha_token_file": str(token)}}), environ={})
+    for section, field in (
+        ({"ha_version": "2025.13"}, "wyoming.ha_version"),
+        ({"ha_version": "latest"}, "wyoming.ha_version"),
+        ({"ha_url": "homeassistant.local:8123"}, "wyoming.ha_url"),
+        ({"ha_url": "http://user:pw@ha:8123"}, "wyoming.ha_url"),
+        ({"ha_token_file": "t"}, "wyoming.ha_token_file"),
+        ({"ha_timeout_s": 0}, "wyoming.ha_timeout_s"),
+    ):
+        with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+            parse({"wyoming": section})
+    assert parse({"wyoming": {"ha_version": "2025.4.4"}}).wyoming.ha_version == "2025.4.4"
+
+
 def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
     data = {"mqtt": {"tls": {"ca_file": "ca.crt"}}, "model": {"bundle": "bundles/b1"}}
     config = load(write(tmp_path, data), environ={})

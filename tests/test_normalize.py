@@ -36,6 +36,35 @@ def test_parse_number_rejects_text_with_other_words() -> None:
     assert nz.parse_number("") is None
 
 
+@pytest.mark.parametrize(("text", "value"), [("for", 4), ("to", 2), ("too", 2), ("For", 4), (" too ", 2)])
+def test_a_lone_number_word_homophone_is_its_digit(text: str, value: int) -> None:
+    assert nz.find_number(text) == value
+    assert nz.parse_temperature(text) == value  # a slot span of one word, as the model may tag it
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("set a timer for five minutes", 5),
+        ("turn it to twenty two", 22),
+        ("twenty for", 20),  # a homophone never extends a number
+        ("for ten", 10),
+        ("ten to", 10),
+        ("too warm, make it nineteen", 19),
+        ("set it to for", None),  # inside a phrase a homophone is never a number
+        ("for the bedroom", None),
+    ],
+)
+def test_number_word_homophones_inside_a_phrase_are_words(text: str, value: int | None) -> None:
+    assert nz.find_number(text) == value
+
+
+def test_parse_number_never_reads_a_homophone() -> None:
+    assert nz.parse_number("for") is None
+    assert nz.parse_number("to") is None
+    assert nz.parse_number("twenty for") is None
+
+
 def test_find_number_inside_a_sentence() -> None:
     assert nz.find_number("set it to forty five please") == 45
     assert nz.find_number("no numbers here") is None

@@ -62,6 +62,13 @@ def test_fans_by_area_are_all_of_them() -> None:
     assert got == {"area": "Kitchen", "domain": "fan", "name": "all"}
 
 
+def test_a_device_word_tagged_as_a_name_is_a_kind_of_device() -> None:
+    # "lights" named no entity: it asks for the area's lights, not for an entity called "lights"
+    text = "switch off the living room lights"
+    got = values(text, "HassTurnOff", ("living room", "area"), ("lights", "name"))
+    assert got == {"area": "Living Room", "domain": "light"}
+
+
 def test_context_area_fills_here() -> None:
     text = "turn on the lights in here"
     got = values(text, "HassTurnOn", ("lights", "domain"), area="Office")

@@ -26,6 +26,7 @@ from wyoming.info import Describe, Info, SelectProgram
 from wyoming.intent import Intent, NotRecognized, Recognize
 from wyoming.ping import Ping, Pong
 
+from edge_agent.bridges.ha_plan import NO_STATES_TEXT, TIMERS_TEXT
 from edge_agent.bridges.wyoming import HANDLE_PROGRAM, INTENT_PROGRAM, spoken_confirmation
 from edge_agent.config import parse
 from edge_agent.errors import ConfigError
@@ -59,7 +60,7 @@ def agent(broker: TestBroker, tmp_path_factory: pytest.TempPathFactory) -> Itera
     config = agent_config(
         broker, site, home=HOME, pipeline={"stats_interval_s": 0.5},
         wyoming={"enabled": True, "port": 0, "max_clients": MAX_CLIENTS, "idle_timeout_s": IDLE_S,
-                 "max_event_bytes": MAX_EVENT, "zeroconf": True},
+                 "max_event_bytes": MAX_EVENT, "zeroconf": True, "ha_version": "2025.4"},
     )
     proc = AgentProcess(config, tmp).start()
     try:
@@ -201,6 +202,30 @@ def test_transcript_on_the_handle_program_is_handled_with_a_spoken_confirmation(
     assert handled.context == {"conversation_id": "c-4"}
     assert NotHandled.is_type(question.type), question  # a state question cannot be answered here
     assert NotHandled.is_type(nonsense.type), nonsense
+
+
+def test_transcripts_get_what_the_listening_home_assistant_can_run(agent: Agent) -> None:
+    """The agent was told HA 2025.4 and cannot read states: 'brighter' (our extension) and a plain
+    timer are explained in words, a question is sent with an honest sentence; a plain recognize
+    still gives the model's own intent."""
+    brighter, question, timer, raw = _run(_ask(
+        agent,
+        Transcript(text="make the kitchen light brighter").event(),
+        Transcript(text="is the bedroom lamp on").event(),
+        Transcript(text="set a timer for 5 minutes").event(),
+        Recognize(text="make the kitchen light brighter").event(),
+    ))
+    assert NotHandled.is_type(brighter.type), brighter
+    assert NotHandled.from_event(brighter).text == (
+        "I can't see how bright the Kitchen Light is now, so say a level, like 50 percent.")
+    assert Intent.from_event(question).name == "HassGetState"
+    assert Intent.from_event(question).text == NO_STATES_TEXT
+    assert NotHandled.from_event(timer).text == TIMERS_TEXT
+    assert Intent.from_event(raw).name == "EdgeLightSetRelative"
+    versions = [e for e in agent.proc.events() if e.get("event") == "wyoming.ha_version"]
+    assert versions and versions[-1]["source"] == "config" and versions[-1]["version"] == "2025.4"
+    explained = [e for e in agent.proc.events() if e.get("event") == "wyoming.explained"]
+    assert {e["intent"] for e in explained} >= {"EdgeLightSetRelative", "HassStartTimer"}
 
 
 def test_select_program_back_and_forth_and_unknown_program(agent: Agent) -> None:
@@ -345,7 +370,8 @@ def test_stats_count_wyoming_requests_and_mqtt_still_works_with_one_model(
     collect.wait_for(counted, timeout=30)
     counters = orjson.loads(collect.on(f"edge/{agent.site}/stats")[-1])["counters"]
     for key in ("wyoming_describe", "wyoming_transcript", "wyoming_intent", "wyoming_not_recognized",
-                "wyoming_handled", "wyoming_not_handled", "wyoming_malformed", "wyoming_too_large",
+                "wyoming_handled", "wyoming_not_handled", "wyoming_explained", "wyoming_malformed",
+                "wyoming_too_large",
                 "wyoming_idle_timeouts", "wyoming_refused_busy", "wyoming_connections"):
         assert counters.get(key, 0) >= 1, (key, counters)
     # the MQTT path answers with the same model; the model was opened once
@@ -403,6 +429,10 @@ def test_spoken_confirmations() -> None:
     assert spoken_confirmation("HassGetCurrentDate", {}, now=noon) == "Today is Monday, March 2."
     assert spoken_confirmation("HassGetState", {"name": "Lamp"}) is None
     assert spoken_confirmation("HassGetWeather", {}) is None
+    assert spoken_confirmation("HassTurnOff", {"area": "Bedroom", "domain": "fan", "name": "all"}) == (
+        "Turned off the Bedroom fans.")
+    assert spoken_confirmation("HassTurnOn", {"name": "Garage Door", "domain": "cover"}) == (
+        "Opened the Garage Door.")
 
 
 def test_sigterm_with_clients_connected_stops_the_agent_cleanly(agent: Agent) -> None:

@@ -8,10 +8,16 @@ in a thread of its own with its own event loop. Events served:
 - ``recognize`` -> ``intent`` (name, entities = slots with normalized values, a spoken response)
   or ``not-recognized``;
 - ``transcript`` -> what the connection's program answers: the intent program (default,
-  ``transcript_program``) answers like ``recognize`` (HA then executes the intent); the handle
-  program answers ``handled`` (a short spoken confirmation) or ``not-handled``. A client picks
-  the program with ``select-program`` before its request;
+  ``transcript_program``) answers with what the listening Home Assistant can run
+  (``ha_plan.plan``: an ``intent`` HA then executes, with a spoken text that for a question is the
+  answer read from HA's states; or ``not-handled`` with words that say what is missing); the
+  handle program answers ``handled`` (a short spoken confirmation) or ``not-handled``. A client
+  picks the program with ``select-program`` before its request;
 - ``ping`` -> ``pong``; other event types are dropped, as the protocol asks of servers.
+
+Which intents HA can run depends on its release (``ha_intents``): ``ha_version`` in the config,
+or learned from HA's REST API with ``ha_url`` and a token (``ha_api``), which also gives the
+entities' states for answers. A ``recognize`` request gets the model's intent as recognized.
 
 The satellite's area is read from the request's ``context`` (key ``area_context_key``) and fills
 the area slot when the text names none; the request's context is echoed in the reply.
@@ -27,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import datetime as dt
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -54,6 +59,17 @@ from wyoming.intent import Entity, Intent, NotRecognized, Recognize
 from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
+from edge_agent.bridges.ha_api import HaApi, HaCache
+from edge_agent.bridges.ha_intents import OLDEST, HaVersion, parse_version
+from edge_agent.bridges.ha_plan import (
+    QUESTIONS,
+    Explain,
+    HomeView,
+    answer,
+    needs_states,
+    plan,
+    spoken_confirmation,
+)
 from edge_agent.bridges.wyoming_config import WyomingConfig
 from edge_agent.errors import EdgeAgentError
 
@@ -109,99 +125,6 @@ class _Malformed(Exception):
     """An event that is refused while the stream stays in step (the next event can be read)."""
 
 
-# -- spoken confirmations of the handle program -------------------------------------------------
-_ACTIONS: dict[str, str] = {
-    "HassTurnOn": "Turned on {target}.",
-    "HassTurnOff": "Turned off {target}.",
-    "HassToggle": "Toggled {target}.",
-    "HassStopMoving": "Stopped {target}.",
-    "HassVacuumStart": "Started {target}.",
-    "HassVacuumReturnToBase": "Sent {target} back to its dock.",
-    "HassLawnMowerStartMowing": "Started mowing.",
-    "HassLawnMowerDock": "Sent the mower back to its dock.",
-    "HassMediaPause": "Paused.",
-    "HassMediaUnpause": "Resumed.",
-    "HassMediaNext": "Skipped to the next one.",
-    "HassMediaPrevious": "Went back to the previous one.",
-    "HassSetVolumeRelative": "Changed the volume.",
-    "HassMediaPlayerMute": "Muted.",
-    "HassMediaPlayerUnmute": "Unmuted.",
-    "HassCancelTimer": "Timer cancelled.",
-    "HassCancelAllTimers": "All timers cancelled.",
-    "HassPauseTimer": "Timer paused.",
-    "HassUnpauseTimer": "Timer resumed.",
-    "HassIncreaseTimer": "Added time to the timer.",
-    "HassDecreaseTimer": "Took time off the timer.",
-    "HassNevermind": "OK.",
-    "EdgeLightSetRelative": "Adjusted {target}.",
-    "EdgeClimateSetRelative": "Adjusted the temperature.",
-}
-
-
-def _target(slots: Mapping[str, Any]) -> str:
-    """'the kitchen light', 'the kitchen lights', 'the lights upstairs', 'it'."""
-    name, area, floor = slots.get("name"), slots.get("area"), slots.get("floor")
-    if name:
-        place = f" in the {area}" if area and str(area).lower() not in str(name).lower() else ""
-        return f"the {name}{place}"
-    kind = slots.get("device_class") or slots.get("domain")
-    if isinstance(kind, list):
-        kind = kind[0] if kind else None
-    things = f"{str(kind).replace('_', ' ')}s" if kind else "devices"
-    where = area or floor
-    return f"the {where} {things}" if where else f"the {things}"
-
-
-def _duration(slots: Mapping[str, Any]) -> str:
-    parts = [
-        f"{slots[unit]} {unit if slots[unit] != 1 else unit[:-1]}"
-        for unit in ("hours", "minutes", "seconds")
-        if slots.get(unit)
-    ]
-    return " and ".join(parts) if parts else "the time you asked"
-
-
-def _with_value(intent: str, slots: Mapping[str, Any]) -> str | None:
-    target = _target(slots)
-    if intent == "HassLightSet":
-        if slots.get("brightness") is not None:
-            return f"Set {target} to {slots['brightness']} percent."
-        return f"Set {target} to {slots['color']}." if slots.get("color") else f"Set {target}."
-    if intent == "HassSetPosition" and slots.get("position") is not None:
-        return f"Set {target} to {slots['position']} percent."
-    if intent == "HassFanSetSpeed" and slots.get("percentage") is not None:
-        return f"Set {target} to {slots['percentage']} percent."
-    if intent == "HassClimateSetTemperature" and slots.get("temperature") is not None:
-        return f"Set the temperature to {slots['temperature']} degrees."
-    if intent == "HassSetVolume" and slots.get("volume_level") is not None:
-        return f"Volume set to {slots['volume_level']} percent."
-    if intent == "HassStartTimer":
-        return f"Timer started for {_duration(slots)}."
-    if intent in ("HassListAddItem", "HassShoppingListAddItem") and slots.get("item"):
-        where = slots.get("name") or "shopping"
-        return f"Added {slots['item']} to your {where} list."
-    if intent in ("HassListCompleteItem", "HassShoppingListCompleteItem") and slots.get("item"):
-        return f"Checked off {slots['item']}."
-    if intent == "HassMediaSearchAndPlay" and slots.get("search_query"):
-        return f"Playing {slots['search_query']}."
-    return None
-
-
-def spoken_confirmation(intent: str, slots: Mapping[str, Any], now: dt.datetime | None = None) -> str | None:
-    """A short spoken answer for a recognized intent; None when the agent cannot answer it here
-    (questions about the state of the home, the weather, a timer's remaining time)."""
-    if intent == "HassGetCurrentTime":
-        t = now or dt.datetime.now()
-        return f"It is {t.hour % 12 or 12}:{t.minute:02d} {'AM' if t.hour < 12 else 'PM'}."
-    if intent == "HassGetCurrentDate":
-        d = now or dt.datetime.now()
-        return f"Today is {d:%A}, {d:%B} {d.day}."
-    template = _ACTIONS.get(intent)
-    if template is not None:
-        return template.format(target=_target(slots))
-    return _with_value(intent, slots)
-
-
 # -- one connection ---------------------------------------------------------------------------
 class _Counters:
     """Counters of the service (event loop thread writes, stats thread reads: ints, no lock)."""
@@ -220,6 +143,8 @@ class _Counters:
         "not_recognized",
         "handled",
         "not_handled",
+        "explained",
+        "mapped",
         "recognition_failed",
     )
 
@@ -353,29 +278,18 @@ class _Connection(AsyncEventHandler):
             await self.write_event(Error(text=msg, code=ERROR_MALFORMED).event())
             return
         area = context.get(self.cfg.area_context_key) if context else None
+        raw = Recognize.is_type(event.type)
         try:
-            result = await self.service.recognize(text, area if isinstance(area, str) and area else None)
+            result, view = await self.service.understand(
+                text, area if isinstance(area, str) and area else None, None if raw else program
+            )
         except EdgeAgentError as exc:
             self.service.counters.add("recognition_failed")
             await self.write_event(Error(text=f"recognition failed: {exc}", code=ERROR_RECOGNITION).event())
             return
-        reply = _reply(result, program, context)
+        reply = self.service.reply(result, None if raw else program, context, view)
         self.service.counters.add(reply.type.replace("-", "_"))
         await self.write_event(reply)
-
-
-def _reply(result: Any, program: str, context: dict[str, Any] | None) -> Event:
-    slots = {name: slot.value for name, slot in result.slots.items()}
-    answer = spoken_confirmation(result.intent, slots) if result.intent is not None else None
-    if program == HANDLE_PROGRAM:
-        if answer is not None:
-            return Handled(text=answer, context=context).event()
-        said = NOT_UNDERSTOOD if result.intent is None else "I understood that, but I can't answer it here."
-        return NotHandled(text=said, context=context).event()
-    if result.intent is None:
-        return NotRecognized(text=NOT_UNDERSTOOD, context=context).event()
-    entities = [Entity(name=name, value=value) for name, value in slots.items()]
-    return Intent(name=result.intent, entities=entities, text=answer, context=context).event()
 
 
 def _json(raw: bytes, what: str) -> Any:
@@ -444,6 +358,9 @@ class WyomingService:
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wyoming-nlu")
+        self.ha = _ha_cache(cfg, self._ha_failed)
+        self._ha_logged: dict[str, str] = {}
+        self._version_logged: tuple[HaVersion, str] | None = None
 
     def stats(self) -> dict[str, int]:
         return self.counters.as_stats() if self.cfg.enabled else {}
@@ -488,13 +405,79 @@ class WyomingService:
         )
         return Info(intent=[intent], handle=[handle])
 
-    async def recognize(self, text: str, area: str | None) -> Any:
+    async def understand(
+        self, text: str, area: str | None, program: str | None
+    ) -> tuple[Any, HomeView | None]:
+        """The recognition and, for a ``program`` (None: a plain recognize), what the agent
+        knows of the listening HA for it; on the worker thread (HA's API is asked there)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._recognize, text, area)
+        return await loop.run_in_executor(self._pool, self._understand, text, area, program)
 
-    def _recognize(self, text: str, area: str | None) -> Any:
+    def _understand(self, text: str, area: str | None, program: str | None) -> tuple[Any, HomeView | None]:
         with self.lock:
-            return self.serving.recognize([text], area)[0]
+            result = self.serving.recognize([text], area)[0]
+        if program is None or result.intent is None:
+            return result, None
+        return result, self.view(result.intent, program)
+
+    def view(self, intent: str, program: str) -> HomeView:
+        """The listening HA's release and, when ``intent`` needs them and HA can be asked, its states."""
+        version, source = self._ha_version()
+        wanted = intent in QUESTIONS if program == HANDLE_PROGRAM else needs_states(intent, version)
+        states = self.ha.states() if self.ha is not None and wanted else None
+        return HomeView(version, source != "assumed", states)
+
+    def _ha_version(self) -> tuple[HaVersion, str]:
+        version, source = OLDEST, "assumed"
+        learned = self.ha.version() if self.ha is not None else None
+        if learned is not None:
+            try:
+                version, source = parse_version(learned), "home-assistant"
+            except ValueError:
+                self._ha_failed("version", f"HA reported a version we cannot read: {learned!r}")
+        if source == "assumed" and self.cfg.ha_version is not None:
+            version, source = parse_version(self.cfg.ha_version), "config"
+        if self._version_logged != (version, source):
+            self._version_logged = (version, source)
+            log = _log.warning if source == "assumed" else _log.info
+            log("wyoming.ha_version", version=str(version), source=source,
+                note="set wyoming.ha_version, or ha_url and a token" if source == "assumed" else None)
+        return version, source
+
+    def _ha_failed(self, what: str, error: str) -> None:
+        """HA's API failed: logged once per kind of request until the error changes."""
+        if self._ha_logged.get(what) != error:
+            self._ha_logged[what] = error
+            _log.warning("wyoming.ha_api_failed", request=what, error=error)
+
+    def reply(
+        self, result: Any, program: str | None, context: dict[str, Any] | None, view: HomeView | None
+    ) -> Event:
+        """The event that answers one recognition on ``program`` (None: a plain recognize)."""
+        slots = {name: slot.value for name, slot in result.slots.items()}
+        if result.intent is None:
+            if program == HANDLE_PROGRAM:
+                return NotHandled(text=NOT_UNDERSTOOD, context=context).event()
+            return NotRecognized(text=NOT_UNDERSTOOD, context=context).event()
+        if program is None or view is None:  # recognize: the model's intent as recognized
+            entities = [Entity(name=name, value=value) for name, value in slots.items()]
+            text = spoken_confirmation(result.intent, slots)
+            return Intent(name=result.intent, entities=entities, text=text, context=context).event()
+        if program == HANDLE_PROGRAM:
+            said = _handled_text(result.intent, slots, view)
+            if said is not None:
+                return Handled(text=said, context=context).event()
+            return NotHandled(text="I understood that, but I can't answer it here.", context=context).event()
+        decided = plan(result.intent, slots, view)
+        if isinstance(decided, Explain):
+            self.counters.add("explained")
+            _log.info("wyoming.explained", intent=result.intent, reason=decided.reason)
+            return NotHandled(text=decided.text, context=context).event()
+        if decided.intent != result.intent:
+            self.counters.add("mapped")
+            _log.info("wyoming.mapped", intent=result.intent, sent=decided.intent, version=str(view.version))
+        entities = [Entity(name=name, value=value) for name, value in decided.slots.items()]
+        return Intent(name=decided.intent, entities=entities, text=decided.text, context=context).event()
 
     # -- lifecycle (called by the agent's main thread) --------------------------------------
     def start(self, timeout: float = 10.0) -> None:
@@ -560,6 +543,21 @@ class WyomingService:
             return
         loop.call_soon_threadsafe(stop.set)
         self._thread.join(timeout)
+
+
+def _handled_text(intent: str, slots: dict[str, Any], view: HomeView) -> str | None:
+    """The handle program's answer: a question from HA's states when it can see them, else a
+    confirmation; None when it has nothing to say."""
+    if intent in QUESTIONS:
+        return answer(intent, slots, view.states) if view.states is not None else None
+    return spoken_confirmation(intent, slots)
+
+
+def _ha_cache(cfg: WyomingConfig, on_error: Callable[[str, str], None]) -> HaCache | None:
+    token = cfg.ha_token
+    if cfg.ha_url is None or token is None:
+        return None
+    return HaCache(HaApi(cfg.ha_url, token, cfg.ha_timeout_s), on_error)
 
 
 def _version() -> str:

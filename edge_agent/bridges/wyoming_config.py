@@ -1,6 +1,7 @@
 """Config model of the Wyoming intent and handle service (``wyoming:`` in the agent's config).
 
-No I/O here; the server that reads it is ``edge_agent.bridges.wyoming``.
+No I/O here; the server that reads it is ``edge_agent.bridges.wyoming``. Home Assistant's access
+token (``ha_token_file``) is read by ``edge_agent.config.load`` into a private attribute.
 
 Example (YAML)::
 
@@ -8,13 +9,19 @@ Example (YAML)::
       enabled: true
       host: 0.0.0.0        # reachable by Home Assistant on another machine
       port: 10500
+      ha_url: http://homeassistant.local:8123   # version, states and areas from HA's REST API
+      ha_token_file: ha_token                   # a long-lived access token, first line
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
+
+from edge_agent.bridges.ha_intents import OLDEST, parse_version
 
 __all__ = ["WyomingConfig"]
 
@@ -63,6 +70,65 @@ class WyomingConfig(BaseModel):
     zeroconf_name: str | None = Field(
         None, description="Service name announced over mDNS; default 'edge-agent-<site_id>'."
     )
+
+    ha_version: str | None = Field(
+        None,
+        description="The Home Assistant release that uses the agent (e.g. 2025.4): decides which "
+        "intents are sent as they are, which are mapped and which are explained in words. Used when "
+        "the agent cannot ask HA (no ha_url, or HA unreachable); unknown: the agent assumes "
+        f"{OLDEST}, the oldest release with a Wyoming conversation agent.",
+    )
+    ha_url: str | None = Field(
+        None,
+        description="Home Assistant's base URL (http://homeassistant.local:8123). With it and a token "
+        "the agent reads HA's version, its entities' states and areas from HA's REST API, to speak "
+        "answers to questions and to turn 'brighter' into a brightness.",
+    )
+    ha_token_file: Path | None = Field(
+        None,
+        description="File whose first line is a long-lived access token of Home Assistant (needs "
+        "ha_url; not readable by others). Relative: to $CREDENTIALS_DIRECTORY, else to the config "
+        "file's directory. Default with ha_url: $CREDENTIALS_DIRECTORY/ha_token.",
+    )
+    ha_timeout_s: Annotated[float, Field(gt=0, le=30)] = Field(
+        3.0, description="Time allowed for one request to Home Assistant's API."
+    )
+    _ha_token: str | None = PrivateAttr(None)  # read by edge_agent.config.load, never logged
+
+    @property
+    def ha_token(self) -> str | None:
+        """Home Assistant's access token as read by ``load`` (None: no ha_url, or not loaded)."""
+        return self._ha_token
+
+    @field_validator("ha_version")
+    @classmethod
+    def _ha_version(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_version(value)
+        return value
+
+    @field_validator("ha_url")
+    @classmethod
+    def _ha_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an http:// or https:// URL with a host, like http://homeassistant.local:8123"
+            )
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError(
+                "must be a base URL without credentials, query or fragment (the token goes in ha_token_file)"
+            )
+        return value.rstrip("/")
+
+    @field_validator("ha_token_file")
+    @classmethod
+    def _token_needs_url(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and info.data.get("ha_url") is None:
+            raise ValueError("needs wyoming.ha_url (the Home Assistant the token is for)")
+        return value
 
     @field_validator("zeroconf_name")
     @classmethod

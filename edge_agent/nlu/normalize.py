@@ -38,7 +38,10 @@ _ONE_WORDS = [
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
 ]  # fmt: skip
 _ONES: dict[str, int] = {w: i for i, w in enumerate(_ONE_WORDS)}
-_ONES.update({"oh": 0, "nought": 0, "to": -1, "too": -1, "for": -1})  # -1: homophone, only inside numbers
+_ONES.update({"oh": 0, "nought": 0})
+# Words a speech recognizer writes for "two" and "four". They are never part of a number ("set a
+# timer for five minutes" is 5, "twenty for" is 20); find_number reads one only when it is the whole
+# text, as a slot span of one word can be.
 _HOMOPHONE_VALUE = {"to": 2, "too": 2, "for": 4}
 _TENS: dict[str, int] = {
     w: 10 * i
@@ -71,13 +74,8 @@ def _digits(tok: str) -> Number | None:
     return None
 
 
-def _is_word_number(tok: str, nxt: str | None) -> bool:
-    if tok in _TENS or tok in _SCALES:
-        return True
-    value = _ONES.get(tok)
-    if value is None:
-        return False
-    return value != -1  # "to"/"for" are homophones, never numbers on their own inside a phrase
+def _is_word_number(tok: str) -> bool:
+    return tok in _TENS or tok in _SCALES or tok in _ONES
 
 
 def _parse_at(toks: list[str], i: int) -> tuple[Number, int] | None:
@@ -98,7 +96,7 @@ def _parse_at(toks: list[str], i: int) -> tuple[Number, int] | None:
         return (12 if tok == "dozen" else 2), i + (2 if i + 1 < n and toks[i + 1] == "of" else 1)
     elif tok in ("a", "an") and i + 1 < n and toks[i + 1] in _SCALES:
         value, j = _words_value(toks, i + 1, start=1)
-    elif _is_word_number(tok, toks[i + 1] if i + 1 < n else None):
+    elif _is_word_number(tok):
         value, j = _words_value(toks, i, start=0)
     else:
         return None
@@ -110,7 +108,7 @@ def _words_value(toks: list[str], i: int, start: int) -> tuple[int, int]:
     seen = start > 0
     while j < len(toks):
         tok = toks[j]
-        if tok in _ONES and _ONES[tok] >= 0:
+        if tok in _ONES:
             current += _ONES[tok]
         elif tok in _TENS:
             current += _TENS[tok]
@@ -156,7 +154,7 @@ def _fraction_tail(toks: list[str], j: int, value: Number) -> tuple[Number, int]
     if j + 1 < n and toks[j] == "point":
         digits = ""
         k = j + 1
-        while k < n and ((toks[k] in _ONES and 0 <= _ONES[toks[k]] <= 9) or toks[k].isdigit()):
+        while k < n and ((toks[k] in _ONES and _ONES[toks[k]] <= 9) or toks[k].isdigit()):
             digits += str(_ONES[toks[k]]) if toks[k] in _ONES else toks[k]
             k += 1
         if digits:
@@ -178,10 +176,9 @@ def find_number(text: str) -> Number | None:
         parsed = _parse_at(toks, i)
         if parsed is not None:
             return _clean(parsed[0])
-    # a lone homophone ("set it to for") is the last resort
-    for tok in toks:
-        if tok in _HOMOPHONE_VALUE and len(toks) == 1:
-            return _HOMOPHONE_VALUE[tok]
+    # the whole text is one homophone of a digit ("for"): the last resort
+    if len(toks) == 1 and toks[0] in _HOMOPHONE_VALUE:
+        return _HOMOPHONE_VALUE[toks[0]]
     return None
 
 

@@ -10,6 +10,7 @@ it without touching callers: anything with ``run(feeds) -> dict`` and ``close()`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,11 +23,22 @@ from edge_agent.runtime.bundle import Bundle, SegmentSpec
 from edge_agent.runtime.runner import SegmentRunner
 from edge_agent.runtime.tokenizer import Tokenizer
 
-__all__ = ["Executor", "Model", "SegmentChain"]
+__all__ = ["Executor", "IntentOutputs", "Model", "SegmentChain"]
 
 FloatArray = npt.NDArray[np.float32]
 INTENT_OUTPUTS = ("intent_logits", "slot_logits")
+SENTENCE_OUTPUT = "sentence_embedding"
 LOG_OUTPUTS = ("severity_logits", "category_logits", "anomaly_logit")
+
+
+@dataclass
+class IntentOutputs:
+    """One run of the intent graph: logits, and the sentence embedding (unit rows) when the
+    bundle's intent head writes one (custom intents compare it with the user's examples)."""
+
+    intent_logits: FloatArray  # (B, I)
+    slot_logits: FloatArray  # (B, L, T)
+    embedding: FloatArray | None  # (B, E), each row of length 1
 
 
 class Executor(Protocol):
@@ -103,6 +115,7 @@ class Model:
             else {task: self._resident_chain(task, specs, variant, delegates) for task in tasks}
         )
         self.labels = {head: bundle.labels(head) for head in ("intents", "slot_tags", "severity", "category")}
+        self.has_sentence_embedding = _writes(bundle, specs, variant, SENTENCE_OUTPUT)
         self.warm_up()
 
     def _resident_chain(
@@ -138,6 +151,16 @@ class Model:
         intent, slots = self._run_batch("intents", ids, INTENT_OUTPUTS)
         return intent, slots
 
+    def run_intent_outputs(self, ids: npt.NDArray[np.int32]) -> IntentOutputs:
+        """The intent graph's outputs for token ids (B, L), the sentence embedding included
+        when the bundle has one (same single run)."""
+        if not self.has_sentence_embedding:
+            intent, slots = self.run_intents(ids)
+            return IntentOutputs(intent, slots, None)
+        intent, slots, emb = self._run_batch("intents", ids, (*INTENT_OUTPUTS, SENTENCE_OUTPUT))
+        norm = np.linalg.norm(emb, axis=-1, keepdims=True)
+        return IntentOutputs(intent, slots, (emb / np.maximum(norm, 1e-12)).astype(np.float32))
+
     def run_logs(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(severity_logits (B, S), category_logits (B, C), anomaly_logit (B,))."""
         sev, cat, anom = self._run_batch("logs", ids, LOG_OUTPUTS)
@@ -162,3 +185,10 @@ class Model:
         for graph in self._graphs.values():
             graph.close()
         self._runners.clear()
+
+
+def _writes(bundle: Bundle, specs: Mapping[str, SegmentSpec], variant: str, name: str) -> bool:
+    """Whether the intent graph's last segment writes the value ``name``."""
+    graph = bundle.graph("intents", variant)
+    last = specs.get(graph[-1]) if graph else None
+    return last is not None and any(port["name"] == name for port in last.outputs)

@@ -185,11 +185,6 @@ class CpuGovernor:
         """Count ``seconds`` a caller of :meth:`wait_needed` spent waiting."""
         self.throttled_s += seconds
 
-    def balance(self) -> float:
-        """Current bucket level in CPU-seconds (negative: in debt)."""
-        with self._lock:
-            return self._refill()
-
     def stats(self) -> dict[str, float]:
         return {
             "quota_cores": self.quota,

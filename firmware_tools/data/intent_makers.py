@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from edge_agent.nlu.home import Entity
 from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data import intent_lexicon as lx
-from firmware_tools.data.intent_grammar import Fill, Piece, expand
-from firmware_tools.data.intents import (
+from firmware_tools.data.intent_context import (
     GLOBAL,
     HERE,
     Gen,
@@ -21,6 +21,7 @@ from firmware_tools.data.intents import (
     pct_value,
     spoken_number,
 )
+from firmware_tools.data.intent_grammar import Fill, Piece, expand
 
 __all__ = ["MAKERS", "WEIGHTS"]
 
@@ -270,28 +271,8 @@ _INDIRECT_OFF = (
 def _onoff(g: Gen, on: bool) -> Result:
     intent = "HassTurnOn" if on else "HassTurnOff"
     r = g.rng.random()
-    if r < 0.3:  # named device of a switchable domain
-        ent_domains = (
-            "light",
-            "switch",
-            "fan",
-            "media_player",
-            "climate",
-            "vacuum",
-            "valve",
-            "light",
-            "switch",
-        )
-        return _run(
-            g,
-            intent,
-            _ON if on else _OFF,
-            t=lambda: g.sub(
-                g.choice(("[the] {n}", "{n}", "my {n}", "[the] {n} in [the] {a}")),
-                n=lambda: g.named(g.choice(ent_domains)),
-                a=g.area,
-            ),
-        )
+    if r < 0.3:
+        return _onoff_named(g, intent, on)
     if r < 0.6:
         return _run(g, intent, _ON if on else _OFF, t=lambda: _light_target(g))
     if r < 0.68:
@@ -302,76 +283,16 @@ def _onoff(g: Gen, on: bool) -> Result:
     if r < 0.74:
         sw = _dom(g, "switch")
         return _run(g, intent, _ON if on else _OFF, t=lambda: _group_target(g, sw))
-    if r < 0.84:  # covers: open = on, close = off
-        if g.rng.random() < 0.4:
-            return _run(
-                g, intent, _OPEN if on else _CLOSE, t=lambda: g.sub("[the] {n}", n=lambda: g.named("cover"))
-            )
-        return _run(g, intent, _OPEN if on else _CLOSE, t=lambda: _group_target(g, _cover_dc(g)))
-    if r < 0.9:  # locks: lock = on, unlock = off
-        if g.rng.random() < 0.5:
-            return _run(
-                g, intent, _LOCK if on else _UNLOCK, t=lambda: g.sub("[the] {n}", n=lambda: g.named("lock"))
-            )
-        lock = _dom(g, "lock")
-        result = _run(g, intent, _LOCK if on else _UNLOCK, t=lambda: _group_target(g, lock))
-        result[2].setdefault("name", "all")
-        return result
+    if r < 0.84:
+        return _onoff_cover(g, intent, on)
+    if r < 0.9:
+        return _onoff_lock(g, intent, on)
     if r < 0.95 and on:
-        return _run(
-            g,
-            intent,
-            _SCENE,
-            t=lambda: g.sub(
-                g.choice(
-                    (
-                        "[the] {n} [scene]",
-                        "{n}",
-                        "[the] {n} (scene|mode|routine|script)",
-                        "[the] {a} {n}",
-                        "{n} in the {a}",
-                    )
-                ),
-                n=lambda: g.named("scene", "script"),
-                a=g.area,
-            ),
-        )
-    if g.rng.random() < 0.15:  # a whole room: "turn off everything in the kitchen"
-        room_on = (
-            "(turn|switch) on [everything in] the {a}",
-            "{a} on",
-            "power up the {a}",
-            "turn everything on in the {a}",
-        )
-        room_off = (
-            "(turn|switch) off [everything in] the {a}",
-            "{a} off",
-            "shut down the {a}",
-            "power down the {a}",
-        )
-        return _run(g, intent, room_on if on else room_off, a=g.area)
-    if on and g.rng.random() < 0.3:  # the verb itself names the lights: "light up the kitchen"
-        il = lambda: g.word(g.choice(("illuminate", "light up")), "domain", domain="light")  # noqa: E731
-        lt = lambda: g.word("light", "domain", domain="light")  # noqa: E731
-        return _run(
-            g,
-            intent,
-            (
-                "{il} [the] {a}",
-                "<pls> {il} the {a}",
-                "{il} the {f}",
-                "{lt} it up {h}",
-                "{lt} (it|this place|the room) up",
-                "{il} the (whole|entire) (house|home) {x}",
-                "{il} everything {x}",
-            ),
-            il=il,
-            lt=lt,
-            a=g.area,
-            f=g.floor,
-            h=lambda: Fill([("in here", None)], {HERE: True}),
-            x=_marker(GLOBAL),
-        )
+        return _scene_on(g, intent)
+    if g.rng.random() < 0.15:
+        return _onoff_room(g, intent, on)
+    if on and g.rng.random() < 0.3:
+        return _light_verb_on(g, intent)
     return _run(
         g,
         intent,
@@ -380,6 +301,109 @@ def _onoff(g: Gen, on: bool) -> Result:
         a=g.area,
         h=lambda: Fill([("in here", None)], {HERE: True}),
         l=lambda: g.word("light", "domain", domain="light"),
+    )
+
+
+_SWITCHABLE = ("light", "switch", "fan", "media_player", "climate", "vacuum", "valve", "light", "switch")
+
+
+def _onoff_named(g: Gen, intent: str, on: bool) -> Result:
+    """A named device of a switchable domain."""
+    return _run(
+        g,
+        intent,
+        _ON if on else _OFF,
+        t=lambda: g.sub(
+            g.choice(("[the] {n}", "{n}", "my {n}", "[the] {n} in [the] {a}")),
+            n=lambda: g.named(g.choice(_SWITCHABLE)),
+            a=g.area,
+        ),
+    )
+
+
+def _onoff_cover(g: Gen, intent: str, on: bool) -> Result:
+    """Covers: open is on, close is off."""
+    if g.rng.random() < 0.4:
+        return _run(
+            g, intent, _OPEN if on else _CLOSE, t=lambda: g.sub("[the] {n}", n=lambda: g.named("cover"))
+        )
+    return _run(g, intent, _OPEN if on else _CLOSE, t=lambda: _group_target(g, _cover_dc(g)))
+
+
+def _onoff_lock(g: Gen, intent: str, on: bool) -> Result:
+    """Locks: lock is on, unlock is off; a group of locks is "all" of them."""
+    if g.rng.random() < 0.5:
+        return _run(
+            g, intent, _LOCK if on else _UNLOCK, t=lambda: g.sub("[the] {n}", n=lambda: g.named("lock"))
+        )
+    lock = _dom(g, "lock")
+    result = _run(g, intent, _LOCK if on else _UNLOCK, t=lambda: _group_target(g, lock))
+    result[2].setdefault("name", "all")
+    return result
+
+
+def _scene_on(g: Gen, intent: str) -> Result:
+    return _run(
+        g,
+        intent,
+        _SCENE,
+        t=lambda: g.sub(
+            g.choice(
+                (
+                    "[the] {n} [scene]",
+                    "{n}",
+                    "[the] {n} (scene|mode|routine|script)",
+                    "[the] {a} {n}",
+                    "{n} in the {a}",
+                )
+            ),
+            n=lambda: g.named("scene", "script"),
+            a=g.area,
+        ),
+    )
+
+
+_ROOM_ON = (
+    "(turn|switch) on [everything in] the {a}",
+    "{a} on",
+    "power up the {a}",
+    "turn everything on in the {a}",
+)
+_ROOM_OFF = (
+    "(turn|switch) off [everything in] the {a}",
+    "{a} off",
+    "shut down the {a}",
+    "power down the {a}",
+)
+
+
+def _onoff_room(g: Gen, intent: str, on: bool) -> Result:
+    """A whole room: "turn off everything in the study"."""
+    return _run(g, intent, _ROOM_ON if on else _ROOM_OFF, a=g.area)
+
+
+def _light_verb_on(g: Gen, intent: str) -> Result:
+    """The verb itself names the lights: "light up the porch"."""
+    il = lambda: g.word(g.choice(("illuminate", "light up")), "domain", domain="light")  # noqa: E731
+    lt = lambda: g.word("light", "domain", domain="light")  # noqa: E731
+    return _run(
+        g,
+        intent,
+        (
+            "{il} [the] {a}",
+            "<pls> {il} the {a}",
+            "{il} the {f}",
+            "{lt} it up {h}",
+            "{lt} (it|this place|the room) up",
+            "{il} the (whole|entire) (house|home) {x}",
+            "{il} everything {x}",
+        ),
+        il=il,
+        lt=lt,
+        a=g.area,
+        f=g.floor,
+        h=lambda: Fill([("in here", None)], {HERE: True}),
+        x=_marker(GLOBAL),
     )
 
 
@@ -418,130 +442,155 @@ def _state(g: Gen, word: str, value: str) -> Callable[[], Fill]:
 
 def get_state(g: Gen) -> Result:
     r = g.rng.random()
-    if r < 0.22:  # numeric sensor by name
-        ents = g.entities("sensor")
-        ent = g.rng.choice(ents) if ents else None
-        dc = ent.device_class if ent and ent.device_class else g.choice(list(lx.SENSOR_CLASSES))
-        words = lx.SENSOR_CLASSES[dc][0]
-        sensor = ent
-
-        def n() -> Fill:
-            return g.entity_fill(sensor) if sensor is not None else g.named("sensor")
-
-        c = lambda: g.word(g.choice(words), "device_class", domain="sensor", device_class=dc)  # noqa: E731
-        t: tuple[str, ...] = (
-            "<what_is> the {c} of [the] {n} ?",
-            "<what_is> [the] {n} {c} ?",
-            "what does [the] {n} (say|read|show) ?",
-            "<what_is> [the] {n} ?",
-            "what's [the] {n} reading ?",
-            "how much {c} (is|does) [the] {n} (showing|report) ?",
-            "<what_is> the value of [the] {n} ?",
-            "what's {n} at ?",
-            "{n} (value|reading|level) ?",
-            "(current|latest) {n} ?",
-            "how much is [the] {n} [showing] ?",
-            "<what_is> {n} ?",
-            "<what_is> the {n} (right now|now|today|at the moment) ?",
-            "<what_is> the (current|latest) value of [the] {n} ?",
-            "<what_is> the current {c} (on|of|from) [the] {n} ?",
-            "(tell me|give me) the {c} (from|of) [the] {n}",
-            "(check|read) [the] {n} [for me]",
-            "what's the {c} (reading|level) on [the] {n} ?",
-            "{n} {c} ?",
-            "{c} (of|on) [the] {n} ?",
-            "what {c} is [the] {n} (showing|reporting|at) ?",
-            "<what_is> the {c} indicated by [the] {n} ?",
-        )
-        return _run(g, "HassGetState", t, n=n, c=c)
-    if r < 0.5:  # binary sensor / lock / cover / light by name with a state word
-        ents = g.entities("binary_sensor", "lock", "cover", "light", "switch", "fan", "person")
-        if not ents:
-            return get_state_group(g)
-        # everyday things that carry sensors ("the phone", "the car") share words with
-        # out-of-scope requests: ask about them often so a bare noun does not mean "not mine"
-        gadgets = [e for e in ents if e.domain == "binary_sensor" and e.name in _SENSOR_DEVICE_NAMES]
-        ent = g.rng.choice(gadgets if gadgets and g.rng.random() < 0.4 else ents)
-        value, word = _state_for_entity(g, ent.domain, ent.device_class)
-        if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
-            # "is the phone battery low?": name, then the class word, then the state
-            dc = ent.device_class
-            bare = [
-                w
-                for w in BINARY_CLASSES[dc][0]
-                if "sensor" not in w
-                and "detector" not in w
-                and device_class_for(w, "HassGetState", True) == ("binary_sensor", dc)
-            ]
-            if not bare:
-                return get_state_group(g)
-            c = lambda: g.word(g.choice(bare), "device_class", device_class=dc)  # noqa: E731
-            return _run(
-                g,
-                "HassGetState",
-                (
-                    "is [the] {n} {c} {s} ?",
-                    "(is|are) [the] {n} {c} {s} (right now|now) ?",
-                    "tell me if [the] {n} {c} is {s}",
-                    "{n} {c} {s} ?",
-                ),
-                n=lambda: g.entity_fill(ent),
-                c=c,
-                s=_state(g, word, value),
-            )
-        t = (
-            "is [the] {n} {s} ?",
-            "(is|are) [the] {n} {s} (right now|now|at the moment) ?",
-            "<pls> check if [the] {n} is {s}",
-            "tell me (if|whether) [the] {n} is {s}",
-            "{n} {s} ?",
-            "do you know if [the] {n} is {s} ?",
-            "is [the] {n} currently {s} ?",
-            "can you check whether [the] {n} is {s} ?",
-            "(was|is) [the] {n} left {s} ?",
-            "did (i|we|someone|anyone) leave [the] {n} {s} ?",
-            "(have|has) [the] {n} been {s} ?",
-            "what's the (state|status) of [the] {n} ?",
-            "(is|are) [the] {n} (on|off|open|closed) ?",
-            "is [the] {n} in the {a} {s} ?",
-        )
-        tpl = g.choice(t)
-        if "(on|off|open|closed)" in tpl or "state" in tpl:
-            tpl = g.choice(t[:10])
-        g.makers.update(n=lambda: g.entity_fill(ent), s=_state(g, word, value), a=g.area)
-        slots: dict[str, object] = {}
-        pieces = expand(tpl, g.rng, g, slots)
-        return "HassGetState", pieces, slots
-    if r < 0.6:  # where / status of a named thing without state
-        t = (
-            "<what_is> the (state|status) of [the] {n} ?",
-            "how is [the] {n} doing ?",
-            "is [the] {n} (on|off) or not ?",
-            "status of [the] {n}",
-            "(check|what about) [the] {n} ?",
-            "where is {p} ?",
-            "is {p} (home|at home|here) ?",
-            "what's {p} up to ?",
-            "(where is|where's|wheres) {p} [right now|at the moment] ?",
-            "(do you know|can you tell me) where {p} is ?",
-            "is {p} (home|at home|here) [yet|now] ?",
-        )
-        tpl = g.choice(t)
-        if "{p}" in tpl:
-            p = lambda: g.named("person")  # noqa: E731
-            if "home" in tpl or "here" in tpl:
-                tpl = "is {p} {s} ?"
-                return _run(
-                    g, "HassGetState", (tpl,), p=p, s=_state(g, g.choice(("home", "at home", "here")), "home")
-                )
-            return _run(g, "HassGetState", (tpl,), p=p)
-        return _run(
-            g,
-            "HassGetState",
-            (tpl.replace(" (on|off) or not", " on"),),
-            n=lambda: g.named("light", "switch", "fan", "cover", "lock", "media_player"),
-        )
+    if r < 0.22:
+        return _get_sensor_value(g)
+    if r < 0.5:
+        return _get_named_state(g)
+    if r < 0.6:
+        return _get_status(g)
     return get_state_group(g)
+
+
+_SENSOR_QUESTIONS = (
+    "<what_is> the {c} of [the] {n} ?",
+    "<what_is> [the] {n} {c} ?",
+    "what does [the] {n} (say|read|show) ?",
+    "<what_is> [the] {n} ?",
+    "what's [the] {n} reading ?",
+    "how much {c} (is|does) [the] {n} (showing|report) ?",
+    "<what_is> the value of [the] {n} ?",
+    "what's {n} at ?",
+    "{n} (value|reading|level) ?",
+    "(current|latest) {n} ?",
+    "how much is [the] {n} [showing] ?",
+    "<what_is> {n} ?",
+    "<what_is> the {n} (right now|now|today|at the moment) ?",
+    "<what_is> the (current|latest) value of [the] {n} ?",
+    "<what_is> the current {c} (on|of|from) [the] {n} ?",
+    "(tell me|give me) the {c} (from|of) [the] {n}",
+    "(check|read) [the] {n} [for me]",
+    "what's the {c} (reading|level) on [the] {n} ?",
+    "{n} {c} ?",
+    "{c} (of|on) [the] {n} ?",
+    "what {c} is [the] {n} (showing|reporting|at) ?",
+    "<what_is> the {c} indicated by [the] {n} ?",
+)
+
+
+def _get_sensor_value(g: Gen) -> Result:
+    """A numeric sensor by name ("what does the garage thermometer say?")."""
+    ents = g.entities("sensor")
+    ent = g.rng.choice(ents) if ents else None
+    dc = ent.device_class if ent and ent.device_class else g.choice(list(lx.SENSOR_CLASSES))
+    words = lx.SENSOR_CLASSES[dc][0]
+    sensor = ent
+
+    def n() -> Fill:
+        return g.entity_fill(sensor) if sensor is not None else g.named("sensor")
+
+    c = lambda: g.word(g.choice(words), "device_class", domain="sensor", device_class=dc)  # noqa: E731
+    return _run(g, "HassGetState", _SENSOR_QUESTIONS, n=n, c=c)
+
+
+_NAMED_STATE_QUESTIONS = (
+    "is [the] {n} {s} ?",
+    "(is|are) [the] {n} {s} (right now|now|at the moment) ?",
+    "<pls> check if [the] {n} is {s}",
+    "tell me (if|whether) [the] {n} is {s}",
+    "{n} {s} ?",
+    "do you know if [the] {n} is {s} ?",
+    "is [the] {n} currently {s} ?",
+    "can you check whether [the] {n} is {s} ?",
+    "(was|is) [the] {n} left {s} ?",
+    "did (i|we|someone|anyone) leave [the] {n} {s} ?",
+    "(have|has) [the] {n} been {s} ?",
+    "what's the (state|status) of [the] {n} ?",
+    "(is|are) [the] {n} (on|off|open|closed) ?",
+    "is [the] {n} in the {a} {s} ?",
+)
+
+
+def _get_named_state(g: Gen) -> Result:
+    """A binary sensor, lock, cover, light, switch, fan or person by name with a state word."""
+    ents = g.entities("binary_sensor", "lock", "cover", "light", "switch", "fan", "person")
+    if not ents:
+        return get_state_group(g)
+    # everyday things that carry sensors ("the phone", "the car") share words with
+    # out-of-scope requests: ask about them often so a bare noun does not mean "not mine"
+    gadgets = [e for e in ents if e.domain == "binary_sensor" and e.name in _SENSOR_DEVICE_NAMES]
+    ent = g.rng.choice(gadgets if gadgets and g.rng.random() < 0.4 else ents)
+    value, word = _state_for_entity(g, ent.domain, ent.device_class)
+    if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
+        return _get_named_class_state(g, ent, str(ent.device_class), value, word)
+    t = _NAMED_STATE_QUESTIONS
+    tpl = g.choice(t)
+    if "(on|off|open|closed)" in tpl or "state" in tpl:
+        tpl = g.choice(t[:10])
+    g.makers.update(n=lambda: g.entity_fill(ent), s=_state(g, word, value), a=g.area)
+    slots: dict[str, object] = {}
+    pieces = expand(tpl, g.rng, g, slots)
+    return "HassGetState", pieces, slots
+
+
+def _get_named_class_state(g: Gen, ent: Entity, dc: str, value: str, word: str) -> Result:
+    """ "is the tablet battery low?": name, then the class word, then the state."""
+    bare = [
+        w
+        for w in BINARY_CLASSES[dc][0]
+        if "sensor" not in w
+        and "detector" not in w
+        and device_class_for(w, "HassGetState", True) == ("binary_sensor", dc)
+    ]
+    if not bare:
+        return get_state_group(g)
+    c = lambda: g.word(g.choice(bare), "device_class", device_class=dc)  # noqa: E731
+    return _run(
+        g,
+        "HassGetState",
+        (
+            "is [the] {n} {c} {s} ?",
+            "(is|are) [the] {n} {c} {s} (right now|now) ?",
+            "tell me if [the] {n} {c} is {s}",
+            "{n} {c} {s} ?",
+        ),
+        n=lambda: g.entity_fill(ent),
+        c=c,
+        s=_state(g, word, value),
+    )
+
+
+_STATUS_QUESTIONS = (
+    "<what_is> the (state|status) of [the] {n} ?",
+    "how is [the] {n} doing ?",
+    "is [the] {n} (on|off) or not ?",
+    "status of [the] {n}",
+    "(check|what about) [the] {n} ?",
+    "where is {p} ?",
+    "is {p} (home|at home|here) ?",
+    "what's {p} up to ?",
+    "(where is|where's|wheres) {p} [right now|at the moment] ?",
+    "(do you know|can you tell me) where {p} is ?",
+    "is {p} (home|at home|here) [yet|now] ?",
+)
+
+
+def _get_status(g: Gen) -> Result:
+    """Where a person is, or the status of a named thing without a state word."""
+    tpl = g.choice(_STATUS_QUESTIONS)
+    if "{p}" in tpl:
+        p = lambda: g.named("person")  # noqa: E731
+        if "home" in tpl or "here" in tpl:
+            tpl = "is {p} {s} ?"
+            return _run(
+                g, "HassGetState", (tpl,), p=p, s=_state(g, g.choice(("home", "at home", "here")), "home")
+            )
+        return _run(g, "HassGetState", (tpl,), p=p)
+    return _run(
+        g,
+        "HassGetState",
+        (tpl.replace(" (on|off) or not", " on"),),
+        n=lambda: g.named("light", "switch", "fan", "cover", "lock", "media_player"),
+    )
 
 
 _SENSOR_DEVICE_NAMES = frozenset(lx.SENSOR_DEVICES)
@@ -583,7 +632,7 @@ def _state_for_entity(g: Gen, domain: str, dc: str | None) -> tuple[str, str]:
 
 
 def get_state_implied(g: Gen) -> Result:
-    """Binary sensors named only by their state or a bare class word ("which devices are connected?")."""
+    """Binary sensors named only by their state or a bare class word ("is anything offline?")."""
     r = g.rng.random()
     if r < 0.55:
         word = g.choice(list(STATE_CLASSES))
@@ -602,34 +651,28 @@ def get_state_implied(g: Gen) -> Result:
             "anything {s} {w} ?",
         )
         return _run(g, "HassGetState", t, s=s, w=lambda: _where(g), a=g.area)
-    if r < 0.9:
-        dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
-        bare = [
-            w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w
-        ]
-        c = lambda: g.word(  # noqa: E731
-            g.choice(bare or list(BINARY_CLASSES[dc][0])),
-            "device_class",
-            domain="binary_sensor",
-            device_class=dc,
-            state="on",
-        )
-        d = lambda: g.word("detected", "state", state="on")  # noqa: E731
-        t = (
-            "is there (any|some) {c} {w} ?",
-            "is (any|some) {c} {d} {w} ?",
-            "is {c} {d} {w} ?",
-            "(do|did) you (detect|notice) (any|some) {c} {w} ?",
-            "(any|is there) {c} {w} ?",
-            "has (any|some) {c} been {d} {w} ?",
-            "is there (any|some) {c} {d} {w} ?",
-        )
-        return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
-    s = lambda: g.word("detected", "state", state="on", domain="binary_sensor", device_class="light")  # noqa: E731
-    lw = lambda: g.word(g.choice(("lights", "light")), "domain")  # noqa: E731
-    return _run(
-        g, "HassGetState", ("(are|is) (any|all) [the] {l} {s} ?", "(which|how many) {l} are {s} ?"), s=s, l=lw
+    dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
+    bare = [
+        w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w
+    ]
+    c = lambda: g.word(  # noqa: E731
+        g.choice(bare or list(BINARY_CLASSES[dc][0])),
+        "device_class",
+        domain="binary_sensor",
+        device_class=dc,
+        state="on",
     )
+    d = lambda: g.word("detected", "state", state="on")  # noqa: E731
+    t = (
+        "is there (any|some) {c} {w} ?",
+        "is (any|some) {c} {d} {w} ?",
+        "is {c} {d} {w} ?",
+        "(do|did) you (detect|notice) (any|some) {c} {w} ?",
+        "(any|is there) {c} {w} ?",
+        "has (any|some) {c} been {d} {w} ?",
+        "is there (any|some) {c} {d} {w} ?",
+    )
+    return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
 
 
 def get_state_group(g: Gen) -> Result:
@@ -841,89 +884,106 @@ def light_set(g: Gen) -> Result:
 
 def light_relative(g: Gen) -> Result:
     r = g.rng.random()
-    tgt = lambda: _light_target(g)  # noqa: E731
-    here = lambda: Fill([("in here", None)], {HERE: True})  # noqa: E731
     if r < 0.4:
-        up = g.rng.random() < 0.5
-        word = (
-            g.choice(("brighten", "brighten up", "turn up", "raise", "increase"))
-            if up
-            else g.choice(("dim", "dim down", "turn down", "lower", "decrease", "reduce"))
-        )
-        s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
-        return _run(
-            g,
-            "EdgeLightSetRelative",
-            (
-                "{s} {t}",
-                "<pls> {s} {t}",
-                "{s} {t} (a bit|a little|slightly|a notch)",
-                "{s} {t} <pls_end>",
-                "can you {s} {t} a little",
-            ),
-            s=s,
-            t=tgt,
-        )
+        return _light_step(g)
     if r < 0.6:
-        up = g.rng.random() < 0.5
-        n = g.choice((5, 10, 10, 15, 20, 20, 25, 30, 40, 50))
-        verb = (
-            g.choice(("increase", "raise", "turn up", "bump up", "brighten"))
-            if up
-            else g.choice(("decrease", "lower", "turn down", "dim", "reduce"))
-        )
-        signed = n if up else -n
-        return _run(
-            g,
-            "EdgeLightSetRelative",
-            ("{v} {t} by {n}", "{v} the brightness of {t} by {n}", "{v} {t} {n}", "<pls> {v} {t} by {n}"),
-            v=lambda: g.word(verb, "brightness_step", brightness_step=signed),
-            n=lambda: g.word(pct_text(g.rng, n), "brightness_step"),
-            t=tgt,
-        )
+        return _light_step_by(g)
     if r < 0.8:
-        up = g.rng.random() < 0.5
-        word = (
-            g.choice(("brighter", "lighter", "more light", "less dim"))
-            if up
-            else g.choice(("darker", "dimmer", "less bright", "softer"))
-        )
-        s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
-        return _run(
-            g,
-            "EdgeLightSetRelative",
-            (
-                "make {t} {s}",
-                "{t} {s} <pls_end>",
-                "make it {s} {h}",
-                "{s} {h} <pls_end>",
-                "(a bit|a little|slightly) {s} {h}",
-                "can you make {t} {s}",
-                "i want {t} {s}",
-                "make the {a} {s}",
-            ),
-            s=s,
-            t=tgt,
-            h=here,
-            a=g.area,
-        )
+        return _light_comparative(g)
+    return _light_complaint(g)
+
+
+def _up_or_down(g: Gen, ups: tuple[str, ...], downs: tuple[str, ...]) -> tuple[bool, str]:
+    """A direction drawn at even odds, and a word for it."""
     up = g.rng.random() < 0.5
-    word = (
-        g.choice(
-            (
-                "too dark",
-                "way too dark",
-                "kind of dark",
-                "a bit dark",
-                "so dark",
-                "not bright enough",
-                "too dim",
-            )
-        )
-        if up
-        else g.choice(("too bright", "way too bright", "so bright", "blinding", "too harsh", "a bit bright"))
+    return up, (g.choice(ups) if up else g.choice(downs))
+
+
+def _step(g: Gen, slot: str, word: str, up: bool) -> Callable[[], Fill]:
+    """A step word ("dim", "warmer") tagged as the step slot, with its direction as the value."""
+    return lambda: g.word(word, slot, **{slot: "up" if up else "down"})
+
+
+def _here() -> Fill:
+    return Fill([("in here", None)], {HERE: True})
+
+
+def _light_step(g: Gen) -> Result:
+    """ "dim the lights a little" """
+    up, word = _up_or_down(
+        g,
+        ("brighten", "brighten up", "turn up", "raise", "increase"),
+        ("dim", "dim down", "turn down", "lower", "decrease", "reduce"),
     )
-    s = lambda: g.word(word, "brightness_step", brightness_step="up" if up else "down")  # noqa: E731
+    return _run(
+        g,
+        "EdgeLightSetRelative",
+        (
+            "{s} {t}",
+            "<pls> {s} {t}",
+            "{s} {t} (a bit|a little|slightly|a notch)",
+            "{s} {t} <pls_end>",
+            "can you {s} {t} a little",
+        ),
+        s=_step(g, "brightness_step", word, up),
+        t=lambda: _light_target(g),
+    )
+
+
+def _light_step_by(g: Gen) -> Result:
+    """ "raise the porch lights by 20 percent" """
+    up = g.rng.random() < 0.5
+    n = g.choice((5, 10, 10, 15, 20, 20, 25, 30, 40, 50))
+    verb = (
+        g.choice(("increase", "raise", "turn up", "bump up", "brighten"))
+        if up
+        else g.choice(("decrease", "lower", "turn down", "dim", "reduce"))
+    )
+    signed = n if up else -n
+    return _run(
+        g,
+        "EdgeLightSetRelative",
+        ("{v} {t} by {n}", "{v} the brightness of {t} by {n}", "{v} {t} {n}", "<pls> {v} {t} by {n}"),
+        v=lambda: g.word(verb, "brightness_step", brightness_step=signed),
+        n=lambda: g.word(pct_text(g.rng, n), "brightness_step"),
+        t=lambda: _light_target(g),
+    )
+
+
+def _light_comparative(g: Gen) -> Result:
+    """ "make the hall lights brighter" """
+    up, word = _up_or_down(
+        g,
+        ("brighter", "lighter", "more light", "less dim"),
+        ("darker", "dimmer", "less bright", "softer"),
+    )
+    return _run(
+        g,
+        "EdgeLightSetRelative",
+        (
+            "make {t} {s}",
+            "{t} {s} <pls_end>",
+            "make it {s} {h}",
+            "{s} {h} <pls_end>",
+            "(a bit|a little|slightly) {s} {h}",
+            "can you make {t} {s}",
+            "i want {t} {s}",
+            "make the {a} {s}",
+        ),
+        s=_step(g, "brightness_step", word, up),
+        t=lambda: _light_target(g),
+        h=_here,
+        a=g.area,
+    )
+
+
+def _light_complaint(g: Gen) -> Result:
+    """ "it's way too dark in here" """
+    up, word = _up_or_down(
+        g,
+        ("too dark", "way too dark", "kind of dark", "a bit dark", "so dark", "not bright enough", "too dim"),
+        ("too bright", "way too bright", "so bright", "blinding", "too harsh", "a bit bright"),
+    )
     return _run(
         g,
         "EdgeLightSetRelative",
@@ -939,13 +999,12 @@ def light_relative(g: Gen) -> Result:
             "it's {s} in the {a}",
             "the light is {s}",
         ),
-        s=s,
-        h=here,
+        s=_step(g, "brightness_step", word, up),
+        h=_here,
         a=g.area,
     )
 
 
-# ------------------------------------------------------------------------------ covers / valves
 def set_position(g: Gen) -> Result:
     n = pct_value(g.rng)
     if g.rng.random() < 0.08:  # "open the blinds halfway": a position said without a number
@@ -1132,95 +1191,116 @@ def climate_get(g: Gen) -> Result:
 
 def climate_relative(g: Gen) -> Result:
     r = g.rng.random()
-    here = lambda: Fill([("in here", None)], {HERE: True})  # noqa: E731
-    where = lambda: g.sub(g.choice(("in the {a}", "{h}", "", "")), a=g.area, h=here)  # noqa: E731
     if r < 0.35:
-        up = g.rng.random() < 0.5
-        word = (
-            g.choice(("warmer", "hotter", "a bit warmer", "a little warmer", "toastier"))
-            if up
-            else g.choice(("cooler", "colder", "a bit cooler", "a little colder", "less hot"))
-        )
-        s = lambda: g.word(word, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
-        return _run(
-            g,
-            "EdgeClimateSetRelative",
-            (
-                "make it {s} {w}",
-                "<pls> make it {s} {w}",
-                "(can|could) you make it {s} {w}",
-                "i want it {s} {w}",
-                "make the {a} {s}",
-                "{s} {w} <pls_end>",
-                "i'd like it {s} {w}",
-            ),
-            s=s,
-            w=where,
-            a=g.area,
-        )
+        return _climate_comparative(g)
     if r < 0.6:
-        up = g.rng.random() < 0.5
-        verb = (
-            g.choice(("turn up", "raise", "increase", "bump up", "crank up"))
-            if up
-            else g.choice(("turn down", "lower", "decrease", "reduce"))
-        )
-        obj = g.choice(("the heat", "the heating", "the temperature", "the temp", "the thermostat"))
-        s = lambda: g.word(verb, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
-        return _run(
-            g,
-            "EdgeClimateSetRelative",
-            (
-                "{s} " + obj + " {w}",
-                "<pls> {s} " + obj + " {w}",
-                "{s} " + obj + " (a bit|a little|a notch) {w}",
-                "{s} " + obj + " in the {a}",
-            ),
-            s=s,
-            w=where,
-            a=g.area,
-        )
+        return _climate_step(g)
     if r < 0.8:
-        up = g.rng.random() < 0.5
-        n = g.choice((1, 1, 2, 2, 3, 4, 5))
-        verb = (
-            g.choice(("raise", "increase", "turn up", "bump up", "warm up"))
-            if up
-            else g.choice(("lower", "decrease", "turn down", "drop", "cool down"))
-        )
-        signed = n if up else -n
-        amount = g.choice(
-            (
-                f"{n} degrees",
-                f"{number_words(n)} degrees",
-                f"{n}",
-                f"{n} degree" if n == 1 else f"{n} degrees",
-                "one degree" if n == 1 else f"{number_words(n)} degrees",
-                "a couple of degrees" if n == 2 else f"{n} degrees",
-                "a couple degrees" if n == 2 else f"{n} degrees",
-            )
-        )
-        return _run(
-            g,
-            "EdgeClimateSetRelative",
-            (
-                "{v} the (temperature|heat|thermostat|temp) by {n} {w}",
-                "{v} [the] {a} by {n}",
-                "<pls> {v} the temperature by {n}",
-                "{v} the thermostat {n} {w}",
-            ),
-            v=lambda: g.word(verb, "temperature_step", temperature_step=signed),
-            n=lambda: g.word(amount, "temperature_step"),
-            w=where,
-            a=g.area,
-        )
-    up = g.rng.random() < 0.5
-    word = (
-        g.choice(("cold", "freezing", "chilly", "too cold", "so cold", "cold in here", "a bit chilly"))
-        if up
-        else g.choice(("hot", "too hot", "boiling", "sweating", "too warm", "roasting", "so hot", "stuffy"))
+        return _climate_step_by(g)
+    return _climate_complaint(g)
+
+
+def _climate_where(g: Gen) -> Callable[[], Fill]:
+    return lambda: g.sub(g.choice(("in the {a}", "{h}", "", "")), a=g.area, h=_here)
+
+
+def _climate_comparative(g: Gen) -> Result:
+    """ "make it a bit warmer in the study" """
+    up, word = _up_or_down(
+        g,
+        ("warmer", "hotter", "a bit warmer", "a little warmer", "toastier"),
+        ("cooler", "colder", "a bit cooler", "a little colder", "less hot"),
     )
-    s = lambda: g.word(word, "temperature_step", temperature_step="up" if up else "down")  # noqa: E731
+    return _run(
+        g,
+        "EdgeClimateSetRelative",
+        (
+            "make it {s} {w}",
+            "<pls> make it {s} {w}",
+            "(can|could) you make it {s} {w}",
+            "i want it {s} {w}",
+            "make the {a} {s}",
+            "{s} {w} <pls_end>",
+            "i'd like it {s} {w}",
+        ),
+        s=_step(g, "temperature_step", word, up),
+        w=_climate_where(g),
+        a=g.area,
+    )
+
+
+def _climate_step(g: Gen) -> Result:
+    """ "turn the heating down a notch" """
+    up, verb = _up_or_down(
+        g,
+        ("turn up", "raise", "increase", "bump up", "crank up"),
+        ("turn down", "lower", "decrease", "reduce"),
+    )
+    obj = g.choice(("the heat", "the heating", "the temperature", "the temp", "the thermostat"))
+    return _run(
+        g,
+        "EdgeClimateSetRelative",
+        (
+            "{s} " + obj + " {w}",
+            "<pls> {s} " + obj + " {w}",
+            "{s} " + obj + " (a bit|a little|a notch) {w}",
+            "{s} " + obj + " in the {a}",
+        ),
+        s=_step(g, "temperature_step", verb, up),
+        w=_climate_where(g),
+        a=g.area,
+    )
+
+
+def _degrees(g: Gen, n: int) -> str:
+    """ "3 degrees", "three degrees", "a couple of degrees" (n == 2) ..."""
+    return g.choice(
+        (
+            f"{n} degrees",
+            f"{number_words(n)} degrees",
+            f"{n}",
+            f"{n} degree" if n == 1 else f"{n} degrees",
+            "one degree" if n == 1 else f"{number_words(n)} degrees",
+            "a couple of degrees" if n == 2 else f"{n} degrees",
+            "a couple degrees" if n == 2 else f"{n} degrees",
+        )
+    )
+
+
+def _climate_step_by(g: Gen) -> Result:
+    """ "lower the thermostat by two degrees" """
+    up = g.rng.random() < 0.5
+    n = g.choice((1, 1, 2, 2, 3, 4, 5))
+    verb = (
+        g.choice(("raise", "increase", "turn up", "bump up", "warm up"))
+        if up
+        else g.choice(("lower", "decrease", "turn down", "drop", "cool down"))
+    )
+    signed = n if up else -n
+    amount = _degrees(g, n)
+    return _run(
+        g,
+        "EdgeClimateSetRelative",
+        (
+            "{v} the (temperature|heat|thermostat|temp) by {n} {w}",
+            "{v} [the] {a} by {n}",
+            "<pls> {v} the temperature by {n}",
+            "{v} the thermostat {n} {w}",
+        ),
+        v=lambda: g.word(verb, "temperature_step", temperature_step=signed),
+        n=lambda: g.word(amount, "temperature_step"),
+        w=_climate_where(g),
+        a=g.area,
+    )
+
+
+def _climate_complaint(g: Gen) -> Result:
+    """ "brr it's freezing in here" """
+    up, word = _up_or_down(
+        g,
+        ("cold", "freezing", "chilly", "too cold", "so cold", "cold in here", "a bit chilly"),
+        ("hot", "too hot", "boiling", "sweating", "too warm", "roasting", "so hot", "stuffy"),
+    )
     return _run(
         g,
         "EdgeClimateSetRelative",
@@ -1236,8 +1316,8 @@ def climate_relative(g: Gen) -> Result:
             "i'm {s} can you fix that",
             "{s} {w}",
         ),
-        s=s,
-        w=where,
+        s=_step(g, "temperature_step", word, up),
+        w=_climate_where(g),
         a=g.area,
     )
 
@@ -1667,7 +1747,7 @@ def _query(g: Gen) -> str:
     if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
         return g.choice(
             (
-                "the office",
+                "the night shift",
                 "kitchen nightmares",
                 "living room sessions",
                 "light my fire",
@@ -1684,7 +1764,7 @@ def _query(g: Gen) -> str:
                 "the timer",
                 "garden party",
                 "cold as ice",
-                "the front door",
+                "door to door",
                 "turn off the news",
                 "hot in herre",
                 "the weather channel",
@@ -1714,7 +1794,7 @@ def _query(g: Gen) -> str:
                 "christmas music",
                 "the news",
                 "something upbeat",
-                "my favorites",
+                "my liked songs",
                 "my discover weekly",
                 "chill music",
             )

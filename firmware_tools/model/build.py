@@ -40,7 +40,7 @@ from firmware_tools.model.metrics import (
 )
 from firmware_tools.model.pretrained import Checkpoint, WordPieces, default_zip, load_checkpoint
 from firmware_tools.model.teacher_plan import TeacherPlan
-from firmware_tools.model.transfer import augment
+from firmware_tools.model.transfer import augment, restyle
 
 if TYPE_CHECKING:
     from firmware_tools.model.teacher import Teacher
@@ -52,7 +52,7 @@ MODEL_VERSION = "1.0.0"
 # the student's loss, part of its cache key (train.fit: KD on intents and log heads, hard slot
 # tags weighed STUDENT_SLOT_WEIGHT against the intent loss)
 STUDENT_SLOT_WEIGHT = 3.0
-STUDENT_LOSS = f"kd-a0.5-t2/slots-hard-w{STUDENT_SLOT_WEIGHT:g}/aug-gold-tags"
+STUDENT_LOSS = f"kd-a0.5-t2/slots-hard-w{STUDENT_SLOT_WEIGHT:g}/aug-gold-tags/sentence-cos"
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,13 @@ class BuildPlan:
     # SLA ladder's smaller model): name -> student shape, trained for ``variant_epochs``
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     variant_epochs: int = 0
+    # restyled copies of labelled utterances (transfer.restyle: how people talk to a speaker),
+    # keeping their gold labels; the teacher learns from them too
+    n_restyle: int = 0
+    # the student's sentence embedding (width of the pretrained encoder's, which it learns to
+    # reproduce, cosine loss weighed ``sentence_weight``); 0: none
+    sentence_dim: int = 0
+    sentence_weight: float = 1.0
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -94,6 +101,8 @@ def plan_for(tiny: bool) -> BuildPlan:
             student=dict(d_model=16, block_kinds=("conv", "attn"), n_heads=1, d_ff=32),
             teacher=TeacherPlan(trainable_layers=1, epochs=1, batch=64),
             n_augment=200,
+            n_restyle=150,
+            sentence_dim=384,
             max_real=300,
             variants={"small": dict(d_model=8, block_kinds=("conv",), n_heads=1, d_ff=16)},
             variant_epochs=1,
@@ -112,6 +121,8 @@ def plan_for(tiny: bool) -> BuildPlan:
         student=dict(d_model=64, block_kinds=("conv", "attn"), n_heads=1, d_ff=128),
         teacher=TeacherPlan(trainable_layers=2, epochs=3, batch=64, lr=2e-4),
         n_augment=15000,
+        n_restyle=15000,
+        sentence_dim=384,
         variants={"small": dict(d_model=32, block_kinds=("conv",), n_heads=1, d_ff=64)},
         variant_epochs=4,
     )
@@ -191,6 +202,7 @@ _DATA_FIELDS = (
     "teacher",
     "n_augment",
     "max_real_oos",
+    "n_restyle",
 )
 
 
@@ -247,6 +259,8 @@ class _Data:
     n_labelled: int  # the first rows of it_tr carry gold labels; the rest are augmented
     spans_known: np.ndarray  # per it_tr row: gold slot spans are reliable
     calib_examples: list[Any]  # real validation split for calibration (may be empty)
+    sentence_extra: list[str]  # texts that train only the sentence embedding (SGD train)
+    data_dir: Path | None = None
 
 
 def _load_data(
@@ -262,6 +276,7 @@ def _load_data(
     gen = _intent_examples(seed, plan.n_intents)
     real, dev, val = _real_examples(data_dir, plan, seed)
     labelled = gen + real
+    labelled += restyle(labelled, plan.n_restyle, seed + 11)
     aug = augment(labelled, plan.n_augment, seed + 7)
     transfer = labelled + aug
     logs_train: list[Any] = list(log_data.generate(seed, plan.n_logs))
@@ -273,9 +288,11 @@ def _load_data(
             real_logs = random.Random(seed).sample(real_logs, plan.max_real)
         logs_train += real_logs
     logs_held = log_data.generate(seed + 1000, plan.n_heldout)
+    extra = _sentence_extra(data_dir, plan, seed)
     log(
-        f"data: {len(gen)} generated, {len(real)} real, {len(aug)} augmented utterances, "
-        f"{len(logs_train)} log lines"
+        f"data: {len(gen)} generated, {len(real)} real, {len(labelled) - len(gen) - len(real)} restyled, "
+        f"{len(aug)} augmented utterances, {len(logs_train)} log lines, "
+        f"{len(extra)} texts for the sentence embedding only"
     )
     encoder = encoder or default_zip()
     cache.key(_fingerprint(plan, seed, encoder, (transfer, logs_train, dev, val)))
@@ -291,7 +308,21 @@ def _load_data(
         n_labelled=len(labelled),
         spans_known=np.array([getattr(e, "spans_known", True) for e in transfer], bool),
         calib_examples=val,
+        sentence_extra=extra,
+        data_dir=data_dir,
     )
+
+
+def _sentence_extra(data_dir: Path | None, plan: BuildPlan, seed: int) -> list[str]:
+    """Unlabelled texts for the sentence embedding only: SGD's training split when present."""
+    if data_dir is None or not plan.sentence_dim:
+        return []
+    from firmware_tools.data.sgd import sgd_texts
+
+    texts = sgd_texts(data_dir, "train")
+    if plan.max_real is not None and len(texts) > plan.max_real:
+        texts = random.Random(seed).sample(texts, plan.max_real)
+    return texts
 
 
 def _student_encodings(
@@ -403,8 +434,10 @@ def _build_into(
         n_tags=len(SLOT_TAGS),
         n_severity=len(SEVERITIES),
         n_category=len(CATEGORIES),
+        sentence_dim=plan.sentence_dim,
     )
-    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes)
+    sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
+    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
     train = _StudentTrainer(base, targets, plan, seed, cache)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
@@ -445,6 +478,14 @@ def _build_into(
         entry["metrics"]["student_int8"], entry["calibration"] = _int8_metrics_and_calibration(
             stage, data, name
         )
+    if plan.sentence_dim:
+        metrics["student_float"]["sentence_cosine"] = _sentence_cosine(student, ckpt, data, cache)
+        calibration["custom_intents"], m = _custom_calibration(stage, data, seed)
+        metrics["student_int8"].update(m)
+        for name in variants:
+            entry = manifest["variants"][name]
+            entry["calibration"]["custom_intents"], m = _custom_calibration(stage, data, seed, name)
+            entry["metrics"]["student_int8"].update(m)
     clock.stage("convert")
     manifest["calibration"] = calibration
     manifest["metrics"] = metrics
@@ -454,6 +495,75 @@ def _build_into(
     for name, m in metrics.items():
         log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
     return manifest
+
+
+def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache) -> Any:
+    """The pretrained encoder's sentence embeddings of the transfer rows and of the extra texts
+    (kept in the work directory under the encoder and the texts), and the extra texts' ids."""
+    from firmware_tools.model.train import SentenceTargets
+
+    rows = _encoder_sentences(ckpt, data.it_tr.texts, cache)
+    extra = _encoder_sentences(ckpt, data.sentence_extra, cache)
+    L = data.it_tr.ids.shape[1]
+    extra_ids = (
+        np.stack([data.tok.encode(t).ids for t in data.sentence_extra]).astype(np.int32)
+        if data.sentence_extra
+        else np.zeros((0, L), np.int32)
+    )
+    return SentenceTargets(rows.astype(np.float32), extra_ids, extra.astype(np.float32))
+
+
+def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache) -> np.ndarray:
+    from firmware_tools.model.teacher import sentence_embeddings
+
+    if not texts:
+        return np.zeros((0, ckpt.config.width), np.float16)
+    key = hashlib.sha256(repr((ckpt.source, "sentence", 64)).encode())
+    for t in texts:
+        key.update(t.encode("utf-8", "replace") + b"\n")
+    path = cache.root / f"sentences-{key.hexdigest()[:16]}.npy"
+    if path.exists():
+        return np.load(path)
+    out = sentence_embeddings(ckpt, list(texts))
+    np.save(path, out)
+    return out
+
+
+def _sentence_cosine(net: Any, ckpt: Checkpoint, data: _Data, cache: _StageCache) -> float:
+    """Mean cosine between the float student's sentence embedding and the pretrained encoder's
+    on the generated held-out utterances."""
+    from firmware_tools.model.train import predict_logits
+
+    pred = predict_logits(net, data.it_ho.ids)["sentence"]
+    pred /= np.maximum(np.linalg.norm(pred, axis=1, keepdims=True), 1e-12)
+    target = _encoder_sentences(ckpt, data.it_ho.texts, cache).astype(np.float32)
+    return float((pred * target).sum(axis=1).mean())
+
+
+def _custom_calibration(
+    stage: Path, data: _Data, seed: int, variant: str = "default"
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Custom-intent threshold and confidence map of a variant, through the int8 runtime
+    (``custom_calib.py`` says on what)."""
+    from edge_agent.runtime.model import Model
+    from firmware_tools.model.custom_calib import calibrate_custom, episodes_from_examples, sgd_episodes
+
+    if data.data_dir is not None and (data.data_dir / "sgd" / "dev.jsonl").is_file():
+        episodes = sgd_episodes(data.data_dir, seed)
+    else:
+        episodes = episodes_from_examples(data.it_ho.examples, seed)
+    model = Model(load_bundle(stage), threads=2, variant=variant, tasks=("intents",))
+
+    def embed(texts: list[str]) -> np.ndarray:
+        ids = np.stack([model.tokenizer.encode(t).ids for t in texts]).astype(np.int32)
+        emb = model.run_intent_outputs(ids).embedding
+        assert emb is not None, "the bundle's intent graph writes no sentence embedding"
+        return emb
+
+    try:
+        return calibrate_custom(embed, episodes)
+    finally:
+        model.close()
 
 
 @dataclass
@@ -674,7 +784,14 @@ class _StudentTrainer:
         from firmware_tools.model.train import KD, fit
 
         net = build_network(NetConfig(**self.base, **shape), name)
-        spec = (sorted(shape.items()), epochs, self.plan.batch, STUDENT_LOSS)
+        spec = (
+            sorted(shape.items()),
+            epochs,
+            self.plan.batch,
+            STUDENT_LOSS,
+            self.plan.sentence_dim,
+            self.plan.sentence_weight,
+        )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
         if cached is not None:
@@ -690,6 +807,7 @@ class _StudentTrainer:
             seed=self.seed + 1,
             desc=f"{name} (distill)",
             slot_weight=STUDENT_SLOT_WEIGHT,
+            sentence_weight=self.plan.sentence_weight,
         )
         net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
         return net

@@ -68,8 +68,11 @@ def segment_plan(net: Network, calib_ids: np.ndarray) -> list[_Plan]:
     hspec = tf.TensorSpec((1, L, D), tf.float32, name=last)
 
     def intent_fn(h: Any, ids: Any) -> dict[str, Any]:
-        intent, slots = net.intent_head(h, ids)
-        return {"intent_logits": intent, "slot_logits": slots}
+        intent, slots, *sentence = net.intent_head(h, ids)
+        out = {"intent_logits": intent, "slot_logits": slots}
+        if sentence:
+            out["sentence_embedding"] = sentence[0]
+        return out
 
     def logs_fn(h: Any, ids: Any) -> dict[str, Any]:
         sev, cat, anom = net.logs_head(h, ids)

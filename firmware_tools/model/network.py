@@ -30,6 +30,9 @@ class NetConfig:
     n_severity: int
     n_category: int
     dropout: float = 0.1
+    # width of the sentence embedding the intent head also writes (distilled from a pretrained
+    # sentence encoder; custom intents compare it with the user's examples); 0: none
+    sentence_dim: int = 0
 
     @property
     def n_blocks(self) -> int:
@@ -117,6 +120,10 @@ def _masked_pool(h: Any, ids: Any) -> Any:
 
 
 class IntentHead(layers.Layer):
+    """Intent logits and slot tags; with ``cfg.sentence_dim`` also a sentence embedding (not
+    normalized here: the runtime divides by its norm), from its own branch of the pooled state so
+    that it keeps what the intent classes throw away."""
+
     def __init__(self, cfg: NetConfig, **kw: Any) -> None:
         super().__init__(**kw)
         self.norm = Norm(name="pool_norm")
@@ -124,10 +131,18 @@ class IntentHead(layers.Layer):
         self.intent = layers.Dense(cfg.n_intents, name="intent")
         self.slot_hidden = layers.Dense(cfg.d_model, activation="relu", name="slot_hidden")
         self.slots = layers.Dense(cfg.n_tags, name="slots")
+        self.sentence_dim = cfg.sentence_dim
+        if cfg.sentence_dim:
+            self.sent_hidden = layers.Dense(2 * cfg.d_model, activation="tanh", name="sent_hidden")
+            self.sent = layers.Dense(cfg.sentence_dim, name="sentence")
 
-    def call(self, h: Any, ids: Any) -> tuple[Any, Any]:
-        pooled = self.pool(self.norm(_masked_pool(h, ids)))
-        return self.intent(pooled), self.slots(self.slot_hidden(h))
+    def call(self, h: Any, ids: Any) -> tuple[Any, ...]:
+        normed = self.norm(_masked_pool(h, ids))
+        pooled = self.pool(normed)
+        out = (self.intent(pooled), self.slots(self.slot_hidden(h)))
+        if self.sentence_dim:
+            out = (*out, self.sent(self.sent_hidden(normed)))
+        return out
 
 
 class LogsHead(layers.Layer):
@@ -151,7 +166,7 @@ class Network:
     blocks: list[Block]
     intent_head: IntentHead
     logs_head: LogsHead
-    model: keras.Model  # ids -> [intent, slots, severity, category, anomaly] logits
+    model: keras.Model  # ids -> {intent, slots, [sentence,] severity, category, anomaly}
 
     def hidden(self, ids: Any) -> list[Any]:
         """Hidden states h0..hN (numpy in, tensors out) for calibration data."""
@@ -172,7 +187,7 @@ def build_network(cfg: NetConfig, name: str) -> Network:
     h = embed(ids)
     for block in blocks:
         h = block(h)
-    intent, slots = ihead(h, ids)
+    intent, slots, *sentence = ihead(h, ids)
     sev, cat, anom = lhead(h, ids)
     outputs = {
         "intent": layers.Identity(name="intent")(intent),
@@ -181,5 +196,7 @@ def build_network(cfg: NetConfig, name: str) -> Network:
         "category": layers.Identity(name="category")(cat),
         "anomaly": layers.Identity(name="anomaly")(anom),
     }
+    if sentence:
+        outputs["sentence"] = layers.Identity(name="sentence")(sentence[0])
     model = keras.Model(ids, outputs, name=name)
     return Network(cfg, embed, blocks, ihead, lhead, model)

@@ -29,6 +29,7 @@ __all__ = [
     "build_teacher",
     "fit_teacher",
     "lower_features",
+    "sentence_embeddings",
 ]
 
 
@@ -121,6 +122,22 @@ class FrozenEncoder:
             h = self._run(wp.ids[rows, :width], wp.mask[rows, :width]).numpy()
             out[rows, :width] = h.astype(np.float16)
         return out
+
+
+def sentence_embeddings(
+    ckpt: Checkpoint, texts: list[str], max_len: int = 64, chunk: int = 4096
+) -> np.ndarray:
+    """The pretrained encoder's own sentence embedding (every layer, mean over real word pieces,
+    unit length; what all-MiniLM-L6-v2 was trained to give) of each text, as float16 (N, width)."""
+    encode = FrozenEncoder(ckpt, ckpt.config.layers)
+    out = np.zeros((len(texts), ckpt.config.width), np.float16)
+    for s in range(0, len(texts), chunk):
+        wp = ckpt.tokenize(texts[s : s + chunk], max_len)
+        h = encode(wp).astype(np.float32)
+        m = wp.mask[:, :, None].astype(np.float32)
+        v = (h * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+        out[s : s + chunk] = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return out
 
 
 def lower_features(ckpt: Checkpoint, wp: WordPieces, n_frozen: int, batch: int = 256) -> np.ndarray:

@@ -24,6 +24,7 @@ from firmware_tools.model.network import Network
 
 __all__ = [
     "KD",
+    "SentenceTargets",
     "Targets",
     "compile_heads",
     "fit",
@@ -50,9 +51,16 @@ class Targets:
 
 
 def make_targets(
-    intents: IntentArrays, logs: LogArrays, teacher: dict[str, np.ndarray] | None, n_classes: dict[str, int]
+    intents: IntentArrays,
+    logs: LogArrays,
+    teacher: dict[str, np.ndarray] | None,
+    n_classes: dict[str, int],
+    sentence: SentenceTargets | None = None,
 ) -> Targets:
-    """Stack intent rows then log rows; teacher logits (same row order) are optional."""
+    """Stack intent rows then log rows; teacher logits (same row order) are optional.
+
+    ``sentence``: the pretrained encoder's sentence embeddings of the intent rows, and of extra
+    texts that train the sentence embedding only (stacked after the log rows)."""
     ni, nl = len(intents.ids), len(logs.ids)
     L = intents.ids.shape[1]
     ids = np.concatenate([intents.ids, logs.ids])
@@ -83,7 +91,40 @@ def make_targets(
             w_log * known[:, 2], np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"
         ),
     }
+    if sentence is not None:
+        ids, y = _with_sentence(ids, y, sentence, ni, nl)
     return Targets(ids, y)
+
+
+@dataclass
+class SentenceTargets:
+    """Unit sentence embeddings of the intent rows (``rows``) and of extra texts (``extra_ids``,
+    ``extra``) that train only the sentence head."""
+
+    rows: np.ndarray  # (n_intent_rows, E)
+    extra_ids: np.ndarray  # (n_extra, L)
+    extra: np.ndarray  # (n_extra, E)
+
+
+def _with_sentence(
+    ids: np.ndarray, y: dict[str, np.ndarray], sent: SentenceTargets, ni: int, nl: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Add the sentence head's packed targets ``[weight, embedding...]`` and the extra rows
+    (weight 0 on every other head)."""
+    ne, dim = len(sent.extra_ids), sent.rows.shape[1]
+    w = np.concatenate([np.ones(ni), np.zeros(nl), np.ones(ne)]).astype(np.float32)
+    emb = np.concatenate([sent.rows, np.zeros((nl, dim), np.float32), sent.extra]).astype(np.float32)
+    out = {k: np.concatenate([v, np.zeros((ne, *v.shape[1:]), np.float32)]) for k, v in y.items()}
+    out["sentence"] = np.concatenate([w[:, None], emb], axis=1)
+    return np.concatenate([ids, sent.extra_ids]), out
+
+
+def _cosine_loss(y_true: Any, pred: Any) -> Any:
+    """Weighted 1 - cosine between the prediction and the unit target ``y_true[:, 1:]``."""
+    w, target = y_true[:, 0], y_true[:, 1:]
+    unit = pred / (ops.sqrt(ops.sum(pred * pred, axis=-1, keepdims=True)) + 1e-6)
+    total = 1.0 - ops.sum(unit * target, axis=-1)
+    return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
 
 def _softmax_kd(kd: KD) -> Any:
@@ -146,12 +187,21 @@ def fit(
     desc: str,
     log_weight: float = 0.5,
     slot_weight: float = 1.0,
+    sentence_weight: float = 1.0,
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others,
-    ``slot_weight`` the slot tags'."""
+    ``slot_weight`` the slot tags', ``sentence_weight`` the sentence embedding's."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
-    compile_heads(net.model, lr=lr, steps=steps, kd=kd, log_weight=log_weight, slot_weight=slot_weight)
+    compile_heads(
+        net.model,
+        lr=lr,
+        steps=steps,
+        kd=kd,
+        log_weight=log_weight,
+        slot_weight=slot_weight,
+        sentence_weight=sentence_weight,
+    )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
         .shuffle(n, seed=seed, reshuffle_each_iteration=True)
@@ -162,28 +212,41 @@ def fit(
 
 
 def compile_heads(
-    model: keras.Model, *, lr: float, steps: int, kd: KD, log_weight: float, slot_weight: float = 1.0
+    model: keras.Model,
+    *,
+    lr: float,
+    steps: int,
+    kd: KD,
+    log_weight: float,
+    slot_weight: float = 1.0,
+    sentence_weight: float = 1.0,
 ) -> None:
-    """AdamW with cosine decay over ``steps``, and the packed-target losses of the five heads."""
+    """AdamW with cosine decay over ``steps``, and the packed-target losses of the heads (the
+    sentence head's when the model has one)."""
     schedule = keras.optimizers.schedules.CosineDecay(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
     )
+    loss = {
+        "intent": _softmax_kd(kd),
+        "slots": _softmax_kd(KD(alpha=1.0)),  # hard tags (make_targets says why)
+        "severity": _softmax_kd(kd),
+        "category": _softmax_kd(kd),
+        "anomaly": _sigmoid_kd(kd),
+    }
+    weights = {
+        "intent": 1.0,
+        "slots": slot_weight,
+        "severity": log_weight,
+        "category": log_weight,
+        "anomaly": 1.0,
+    }
+    if "sentence" in model.output_names:
+        loss["sentence"] = _cosine_loss
+        weights["sentence"] = sentence_weight
     model.compile(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
-        loss={
-            "intent": _softmax_kd(kd),
-            "slots": _softmax_kd(KD(alpha=1.0)),  # hard tags (make_targets says why)
-            "severity": _softmax_kd(kd),
-            "category": _softmax_kd(kd),
-            "anomaly": _sigmoid_kd(kd),
-        },
-        loss_weights={
-            "intent": 1.0,
-            "slots": slot_weight,
-            "severity": log_weight,
-            "category": log_weight,
-            "anomaly": 1.0,
-        },
+        loss=loss,
+        loss_weights=weights,
     )
 
 

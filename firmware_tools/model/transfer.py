@@ -1,10 +1,15 @@
 """The transfer set's augmented rows: utterances changed where no slot lies.
 
-The student learns from the teacher's outputs on generated, real and augmented text. An augmented
-row drops a word, swaps two neighbouring words or adds a filler ("um", "could you", "please"),
-never inside a slot span, so the spans move with the text and stay valid. Its labels are the
-teacher's (``build.py`` replaces the hard labels of these rows with the teacher's argmax), since
-dropping "off" from "turn off the fan" changes what the utterance means.
+Two kinds, both never inside a slot span (the spans move with the text and stay valid):
+
+- ``augment``: drops a word, swaps two neighbouring words or adds a filler ("um", "could you",
+  "please"). Its labels are the teacher's (``build.py`` replaces the hard labels of these rows
+  with the teacher's argmax), since dropping "off" from "turn off the fan" changes its meaning.
+- ``restyle``: the way people talk to a speaker, which keeps the meaning and so the gold labels:
+  a wake word or the assistant's name in front, politeness and hedges around a command, a
+  first-person wish ("i'd like you to ..."), thanks at the end, punctuation dropped as speech
+  recognizers do, a short function word lost. In-scope and out-of-scope rows are restyled alike,
+  so that no style becomes a sign of either.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["augment"]
+__all__ = ["augment", "restyle"]
 
 _WORD = re.compile(r"\S+")
 _LEADING = ("um ", "uh ", "please ", "could you ", "can you ", "hey ", "okay ", "so ", "i want you to ")
@@ -80,5 +85,103 @@ def augment(examples: Sequence[Any], n: int, seed: int) -> list[Any]:
         ex = examples[rng.randrange(len(examples))]
         new = _edit(ex, rng)
         if new.text != ex.text:
+            out.append(new)
+    return out
+
+
+# names people give their assistants or say before a command; a name is never a slot here
+_CALLS = (
+    "hey google", "ok google", "alexa", "hey alexa", "hey siri", "siri", "computer", "hey computer",
+    "jarvis", "hey jarvis", "hey mycroft", "ok nabu", "hey nabu", "hey assistant", "assistant",
+    "hey home", "okay house", "hey max", "hey luna", "ada", "hey ada", "friday", "hey rosie",
+    "hey buddy", "hal", "hey robin", "marvin", "hey kit", "sam", "hey sam", "hey pi", "ok ok",
+)
+# words a command may start with; hedges and wishes go only in front of these
+_COMMAND_VERBS = frozenset(
+    [
+        "turn", "switch", "set", "play", "start", "stop", "open", "close", "dim", "brighten", "add",
+        "put", "make", "pause", "resume", "skip", "cancel", "tell", "show", "give", "lock",
+        "unlock", "raise", "lower", "increase", "decrease", "mute", "unmute", "find", "read",
+        "remind", "book", "order", "call", "check", "change", "shut", "put", "get", "let", "bring",
+        "run", "begin", "end", "remove", "delete", "clear", "lift", "drop", "crank", "boost", "cut",
+        "kill", "fire", "light", "warm", "cool", "heat", "switch",
+    ]
+)
+_HEDGES = (
+    "please ", "could you please ", "would you please ", "can you please ",
+    "i was wondering if you could ", "if you don't mind ", "kindly ", "maybe ", "just ", "go ahead and ",
+    "do me a favor and ", "could you ", "would you ", "can you ", "will you ",
+)
+_WISHES = (
+    "i'd like you to ", "i want you to ", "i need you to ", "i'd love it if you could ", "i'd like to "
+)
+_QUESTION_OPENERS = ("quick question ", "do you know ", "tell me ", "i wonder ", "um ", "so ")
+_ENDINGS = (" please", " thanks", " thank you", " if you can", " for me", " when you get a chance", " cheers")
+_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "my", "of", "is", "for"})
+_PUNCT = frozenset("?!.,;:")
+_QUESTION_WORDS = frozenset(
+    [
+        "what", "what's", "whats", "how", "when", "where", "who", "which", "is", "are", "do",
+        "does", "can", "will", "did", "was", "were",
+    ]
+)
+
+
+def _style_prefix(first: str, rng: random.Random) -> str:
+    parts = []
+    if rng.random() < 0.45:
+        call = rng.choice(_CALLS)
+        parts.append(call + (", " if rng.random() < 0.3 else " "))
+    r = rng.random()
+    if first in _COMMAND_VERBS:
+        if r < 0.35:
+            parts.append(rng.choice(_HEDGES))
+        elif r < 0.6:
+            parts.append(rng.choice(_WISHES[:4]))  # "i'd like to turn" is not a command
+    elif first in _QUESTION_WORDS and r < 0.25:
+        parts.append(rng.choice(_QUESTION_OPENERS))
+    return "".join(parts)
+
+
+def _restyle_one(ex: Any, rng: random.Random) -> Any:
+    words = _words(ex.text, ex.spans)
+    if not words:
+        return ex
+    parts = [(s, e) for s, e, _ in words]
+    droppable = [
+        i for i, (s, e, free) in enumerate(words) if free and ex.text[s:e].lower() in _FUNCTION_WORDS
+    ]
+    if droppable and len(words) >= 4 and rng.random() < 0.2:
+        del parts[rng.choice(droppable)]
+    first = ex.text[words[0][0] : words[0][1]].lower()
+    prefix = _style_prefix(first, rng)
+    suffix = rng.choice(_ENDINGS) if rng.random() < 0.2 else ""
+    text, spans = _rebuild(ex.text, ex.spans, parts, prefix, suffix)
+    if rng.random() < 0.6:  # a speech recognizer's text: no punctuation (none sits inside a span)
+        text, spans = _strip_punct(text, spans)
+    return dataclasses.replace(ex, text=text, spans=spans)
+
+
+def _strip_punct(text: str, spans: Sequence[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, str]]]:
+    """Punctuation outside spans removed, the spans moved with the text (a double space left
+    behind is harmless: the tokenizer splits on whitespace)."""
+    keep, new_pos = [], {}
+    for i, ch in enumerate(text):
+        new_pos[i] = len(keep)
+        if ch in _PUNCT and not any(s <= i < e for s, e, _ in spans):
+            continue
+        keep.append(ch)
+    new_pos[len(text)] = len(keep)
+    return "".join(keep).strip(), [(new_pos[s], new_pos[e], slot) for s, e, slot in spans]
+
+
+def restyle(examples: Sequence[Any], n: int, seed: int) -> list[Any]:
+    """``n`` restyled copies of randomly chosen examples; each keeps its example's labels."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        ex = examples[rng.randrange(len(examples))]
+        new = _restyle_one(ex, rng)
+        if new.text != ex.text and new.text.strip():
             out.append(new)
     return out

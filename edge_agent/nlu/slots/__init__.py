@@ -9,8 +9,8 @@ about "here" and no place was spoken.
 
 The package: ``words`` (the spoken-word tables, also the single source for the training-data
 generator, and the lookups over them), ``spans`` (span repair against the text and the home),
-``media`` (the slot collector and the media rules) and ``build`` (``build_slots`` and the
-recognizer's ``home_supports`` / ``refine_intent``).
+``collector`` (the slots of one utterance as they are built), ``media`` (the media rules) and
+``build`` (``build_slots`` and the recognizer's ``home_supports`` / ``refine_intent``).
 """
 
 from edge_agent.nlu.slots.build import build_slots, home_supports, refine_intent

@@ -1,25 +1,14 @@
-"""The slot collector (``SlotCollector``) and the media rules: search-and-play queries and media words
-beside the query."""
+"""The media rules: search-and-play queries and media words beside the query."""
 
 from __future__ import annotations
 
 import re
 
 from edge_agent.nlu.home import Home
+from edge_agent.nlu.slots.collector import SlotCollector
 from edge_agent.nlu.slots.spans import home_mentions
 from edge_agent.nlu.slots.words import MEDIA_BY_WORD, WORD, lookup_word, mentions_here, word_key
 from edge_agent.records.intent import SlotValue, Span
-
-
-class SlotCollector:
-    def __init__(self) -> None:
-        self.slots: dict[str, SlotValue] = {}
-
-    def put(self, name: str, value: object, span: Span, raw: str, overwrite: bool = False) -> None:
-        if name in self.slots and not overwrite:
-            return
-        self.slots[name] = SlotValue(value, raw, span.start, span.end, span.confidence)
-
 
 _MEDIA_AFTER = re.compile(r"\s+(\w+)")
 
@@ -28,10 +17,6 @@ def media_word_starts(text: str, start: int, end: int) -> bool:
     """The mention begins a media class phrase ("tv" of "tv show")."""
     nxt = _MEDIA_AFTER.match(text, end)
     return nxt is not None and f"{text[start:end]} {nxt[1]}".lower() in MEDIA_BY_WORD
-
-
-def slot_overlaps(a: SlotValue, start: int, end: int) -> bool:
-    return a.start >= 0 and a.start < end and start < a.end
 
 
 _PLAY_LEAD = re.compile(
@@ -51,7 +36,8 @@ _QUERY_STOP = frozenset(
 
 def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
     """What to play, when the tagger missed it or cut it short: the words after the play verb up to
-    the player or room ("play the Queen album on the TV"), less a media class word at either end."""
+    the player or room ("play the Velvet Harbor album on the den speaker"), less a media class word
+    at either end."""
     slot = out.slots.get("search_query")
     if slot is not None and word_key(str(slot.value)) in _QUERY_STOP | {""}:
         del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
@@ -112,7 +98,7 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
 
 
 def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
-    """ "Abbey" + tagged "Road": capitalized untagged words just before the query that are not the
+    """ "Velvet" + tagged "Harbor": capitalized untagged words just before the query that are not the
     verb or a media class word belong to it (a title in title case)."""
     if slot.start < 0:
         return
@@ -135,7 +121,7 @@ def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
 
 
 def _split_media_word(out: SlotCollector, text: str) -> None:
-    """ "Beatles artist" read as one query: a media class word at its end is the media class."""
+    """ "Moonfolk artist" read as one query: a media class word at its end is the media class."""
     slot = out.slots["search_query"]
     words = str(slot.value).split()
     if len(words) < 2 or slot.start < 0 or words[-1].lower() not in MEDIA_BY_WORD:
@@ -164,7 +150,7 @@ _AFTER_QUERY = re.compile(r"\s+(\w+(?: \w+)?)")
 
 
 def _media_word_beside(out: SlotCollector, text: str) -> None:
-    """ "put on the album Abbey Road": an untagged media class word right before or after the query."""
+    """ "put on the album Velvet Harbor": an untagged media class word right before or after the query."""
     slot = out.slots["search_query"]
     if "media_class" in out.slots or slot.start < 0:
         return

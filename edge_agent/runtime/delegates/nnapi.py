@@ -37,8 +37,10 @@ class NnapiConfig(BaseModel):
     accelerator: str | None = Field(
         default=None, min_length=1, description="NNAPI device name (default: any)"
     )
-    execution_preference: Literal["low_power", "fast_single_answer", "sustained_speed"] = "fast_single_answer"
-    allow_fp16: bool = False
+    execution_preference: Literal["low_power", "fast_single_answer", "sustained_speed"] = Field(
+        default="fast_single_answer", description="what NNAPI optimizes for"
+    )
+    allow_fp16: bool = Field(default=False, description="let NNAPI run float32 work in float16")
 
 
 def platform_has_nnapi(paths: tuple[str, ...] = NNAPI_RUNTIME_PATHS) -> bool:

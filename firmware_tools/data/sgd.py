@@ -1,0 +1,111 @@
+"""Schema-Guided Dialogue (SGD) user turns mapped onto our intents, for measuring and for the
+sentence embedding.
+
+The build reads ``sgd/{train,dev,test}.jsonl`` from the data directory given on the command line
+(one object a line: ``text``, ``service``, ``intent``, ``spans``); the files are never part of
+the project. What each split is for:
+
+- ``train``: texts only, unlabelled, for the student's sentence embedding (the pretrained
+  encoder's embedding of every text is the target). The intent head never learns SGD's labels:
+  measured with a linear probe before this module existed, SGD's many out-of-scope rows near our
+  media and weather requests pushed real requests toward rejection.
+- ``test``: a development source the intent head has never learnt from, scored by
+  ``bench/intents_cross_source.py`` with CLINC150 and Snips left out in turn.
+
+Services map onto ours by what the user asks for: ``Weather_*`` ``GetWeather`` is a weather
+request, ``Music_*`` ``PlaySong``/``PlayMedia`` and ``Media_*`` ``PlayMovie`` ask to play media.
+Searches (``LookupMusic``, ``LookupSong``, ``FindMovies``) and alarms (``Alarm_1``; we have
+timers, not alarms at a clock time) are neither ours nor clearly out of scope for a home agent
+("find me songs by Adele" could start playback), so they are left out of scoring. Every other
+service (banks, buses, flights, hotels, restaurants, ride sharing...) is out of scope.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from firmware_tools.data.intents import IntentExample
+
+__all__ = ["SgdError", "SgdRow", "load_sgd", "mapped_sgd", "sgd_texts"]
+
+SgdSplit = Literal["train", "dev", "test"]
+
+# (service family, SGD intent) -> our intent
+_OURS: dict[tuple[str, str], str] = {
+    ("Weather", "GetWeather"): "HassGetWeather",
+    ("Music", "PlaySong"): "HassMediaSearchAndPlay",
+    ("Music", "PlayMedia"): "HassMediaSearchAndPlay",
+    ("Media", "PlayMovie"): "HassMediaSearchAndPlay",
+}
+# neither ours nor out of scope (see the module docstring)
+_UNSCORED_FAMILIES = {"Alarm"}
+_UNSCORED_INTENTS = {("Music", "LookupMusic"), ("Music", "LookupSong"), ("Media", "FindMovies")}
+
+
+class SgdError(ValueError):
+    """The SGD files are missing or malformed."""
+
+
+@dataclass(frozen=True)
+class SgdRow:
+    text: str
+    service: str
+    intent: str
+
+    @property
+    def family(self) -> str:
+        return self.service.split("_")[0]
+
+
+def _rows(data_dir: Path, split: SgdSplit) -> list[SgdRow]:
+    path = data_dir / "sgd" / f"{split}.jsonl"
+    if not path.is_file():
+        raise SgdError(f"{path} not found (the SGD user turns, see ../shared/data/README.md)")
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                rows.append(SgdRow(str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"])))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SgdError(f"{path}:{n}: not an SGD row ({exc})") from exc
+    return rows
+
+
+def _label(row: SgdRow) -> str | bool | None:
+    """Our intent, None for out of scope, False when the row is not scored."""
+    ours = _OURS.get((row.family, row.intent))
+    if ours is not None:
+        return ours
+    if row.family in _UNSCORED_FAMILIES or (row.family, row.intent) in _UNSCORED_INTENTS:
+        return False
+    return None
+
+
+def mapped_sgd(data_dir: Path, split: SgdSplit) -> list[tuple[SgdRow, IntentExample]]:
+    """Scored rows of ``split`` with their example (intent None: out of scope; no slot spans)."""
+    out = []
+    for row in _rows(data_dir, split):
+        label = _label(row)
+        if label is False:
+            continue
+        intent = label if isinstance(label, str) else None
+        out.append((row, IntentExample(text=row.text, intent=intent, spans=[], slots={}, spans_known=False)))
+    return out
+
+
+def load_sgd(data_dir: Path, split: SgdSplit) -> list[IntentExample]:
+    """The scored examples of ``split``."""
+    return [ex for _, ex in mapped_sgd(data_dir, split)]
+
+
+def sgd_texts(data_dir: Path, split: SgdSplit = "train") -> list[str]:
+    """Every text of ``split`` (unlabelled), or none when the data directory has no SGD."""
+    if not (data_dir / "sgd" / f"{split}.jsonl").is_file():
+        return []
+    return [r.text for r in _rows(data_dir, split)]

@@ -1,0 +1,102 @@
+"""The pieces behind custom intents and speaker-style data: restyled utterances keep their labels
+and spans, the custom-intent scores and their calibration, and the SGD mapping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edge_agent.nlu.custom_match import CustomCalibration, best_intents, intent_scores, unit_rows
+from firmware_tools.data.intents import IntentExample, generate
+from firmware_tools.data.sgd import load_sgd, sgd_texts
+from firmware_tools.model.custom_calib import Episode, calibrate_custom
+from firmware_tools.model.transfer import restyle
+
+
+def test_restyled_utterances_keep_labels_and_span_text() -> None:
+    examples = list(generate(5, 300))
+    out = restyle(examples, 400, seed=1)
+    assert len(out) > 250  # a copy the edit left unchanged is not kept
+    by_source = {}
+    for ex in examples:
+        by_source.setdefault(ex.intent, set()).add(tuple(sorted(ex.slots)))
+    for new in out:
+        for start, end, _ in new.spans:
+            assert 0 <= start < end <= len(new.text)
+        assert new.intent in by_source  # labels copied from a source example, never invented
+    # the text of every span survives the edit (same multiset of span strings as some source)
+    sources = {tuple(sorted(ex.text[s:e] for s, e, _ in ex.spans)) for ex in examples}
+    assert all(tuple(sorted(n.text[s:e] for s, e, _ in n.spans)) in sources for n in out)
+
+
+def test_restyle_adds_speaker_habits_and_drops_punctuation() -> None:
+    ex = IntentExample("Turn on the kitchen light, please.", "HassTurnOn", [(12, 25, "name")], {})
+    out = restyle([ex] * 200, 200, seed=2)
+    texts = [o.text for o in out]
+    assert any(t.startswith(("alexa", "hey ", "ok ", "computer", "jarvis")) for t in texts)
+    assert any("you to turn on" in t.lower() for t in texts)  # a first-person wish around the command
+    assert any("," not in t and "." not in t for t in texts)
+    assert all(o.text[o.spans[0][0] : o.spans[0][1]] == "kitchen light" for o in out)
+    assert all(o.intent == "HassTurnOn" for o in out)
+
+
+def test_intent_scores_average_the_k_nearest_examples() -> None:
+    ex = unit_rows(np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0, 0, 1]], np.float32))
+    owner = np.array([0, 0, 1, 1])
+    q = unit_rows(np.array([[1, 0.1, 0], [0, 0.1, 1]], np.float32))
+    s = intent_scores(q, ex, owner, 3, k=2)
+    sims = q @ ex.T
+    assert s[0, 0] == pytest.approx(sims[0, :2].mean(), abs=1e-6)
+    assert s[1, 1] == pytest.approx(sims[1, 2:].mean(), abs=1e-6)
+    assert (s[:, 2] == -1).all()  # an intent without examples never wins
+    best, top = best_intents(s)
+    assert best.tolist() == [0, 1] and top[0] == pytest.approx(s[0, 0])
+    k1 = intent_scores(q, ex, owner, 3, k=1)
+    assert k1[0, 0] == pytest.approx(sims[0, :2].max(), abs=1e-6)
+
+
+def test_custom_calibration_rejects_the_untaught_share_asked_for() -> None:
+    rng = np.random.default_rng(0)
+    centres = unit_rows(rng.normal(size=(4, 16)))
+
+    def noisy(i: int, n: int, spread: float) -> list[np.ndarray]:
+        return list(unit_rows(centres[i] + spread * rng.normal(size=(n, 16))))
+
+    vectors: dict[str, np.ndarray] = {}
+
+    def put(vs: list[np.ndarray], tag: str) -> list[str]:
+        names = [f"{tag}{len(vectors) + j}" for j in range(len(vs))]
+        vectors.update(zip(names, vs, strict=True))
+        return names
+
+    examples = put(noisy(0, 10, 0.3), "a") + put(noisy(1, 10, 0.3), "b")
+    queries = put(noisy(0, 50, 0.3), "qa") + put(noisy(1, 50, 0.3), "qb") + put(noisy(2, 100, 0.6), "u")
+    ep = Episode(examples, [0] * 10 + [1] * 10, queries, [0] * 50 + [1] * 50 + [-1] * 100, 2)
+    cal, m = calibrate_custom(lambda texts: np.stack([vectors[t] for t in texts]), [ep], 0.9)
+    assert m["custom_uncovered_rejected"] >= 0.9 - 0.011
+    assert m["custom_recognized"] > 0.8  # taught intents sit far closer than the untaught one
+    conf = CustomCalibration.from_manifest(cal).confidence(np.array([cal["threshold"] - 0.3, 0.99]))
+    assert conf[0] < conf[1]  # the fitted map rises with the score
+
+
+def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:
+    rows = [
+        ("what's the weather in Paris tomorrow", "Weather_1", "GetWeather"),
+        ("play some jazz in the kitchen", "Music_3", "PlayMedia"),
+        ("find me songs by Adele", "Music_1", "LookupSong"),
+        ("wake me at 7", "Alarm_1", "AddAlarm"),
+        ("book a table for two", "Restaurants_1", "ReserveRestaurant"),
+    ]
+    (tmp_path / "sgd").mkdir()
+    lines = [json.dumps({"text": t, "service": s, "intent": i, "spans": []}) for t, s, i in rows]
+    (tmp_path / "sgd" / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = {e.text: e.intent for e in load_sgd(tmp_path, "test")}
+    assert got == {
+        "what's the weather in Paris tomorrow": "HassGetWeather",
+        "play some jazz in the kitchen": "HassMediaSearchAndPlay",
+        "book a table for two": None,
+    }
+    assert len(sgd_texts(tmp_path, "test")) == 5 and sgd_texts(tmp_path, "train") == []
