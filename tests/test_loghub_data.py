@@ -95,3 +95,16 @@ def test_a_share_of_the_lines_loses_its_level_and_keeps_it_as_the_label(tmp_path
 def test_the_severity_bench_scores_only_systems_never_trained_on() -> None:
     assert not set(SEVERITY_BENCH_SYSTEMS) & set(TRAIN_SYSTEMS)
     assert 0.0 < STRIP_SHARE < 1.0
+
+
+def test_a_system_without_one_category_trains_severity_only(tmp_path: Path) -> None:
+    _system(
+        tmp_path,
+        "Android",
+        ["03-17 16:13:38.811  1702  2395 I WifiService: scan done"],
+        "LineId,Level\n1,I\n",
+    )
+    (line,) = load_loghub(tmp_path, {"Android": TRAIN_SYSTEMS["Android"]}, strip_share=0.0)
+    assert (line.severity, line.category) == ("info", None)
+    tok = Tokenizer(train_tokenizer([line.line] * 20, tmp_path / "sp", 40, 1), 16)
+    assert encode_logs(tok, [line]).known_mask().tolist() == [[1, 0, 0]]

@@ -9,8 +9,8 @@ from a log file. Two kinds, both rendered by ``firmware_tools/data/logs.py`` lik
   kernel's boot-time hardware inventory and banners, daemons' start-up banners, configuration
   notices and "falling back to" notices. All ``info`` or ``notice``, never anomalies. Words that
   sound alarming out of context (``watchdog``, ``Power Button``, ``not found``, ``unable ...,
-  falling back``) appear in them on purpose, labelled as the routine they are. Boot inventory is
-  ``kernel`` whatever device it names.
+  falling back``) appear in them on purpose, labelled as the routine they are. The kernel's boot
+  inventory is ``kernel`` whatever device it names; systemd's boot lines are ``service``.
 - ``FAULTS``: failures of hardware, the kernel, storage, links and services in the words such
   messages really use (machine checks, parity, lost interrupts, link resets, superblocks, stalls,
   respawn loops), mostly without ``error`` or ``failed``: anomalies at ``error`` or ``critical``.
@@ -615,6 +615,14 @@ ROUTINE: tuple[Spec, ...] = (
             "bridge: filtering via arp/ip/ip6tables is no longer available by default.",
             "Key type dns_resolver registered",
             "i2c_dev: i2c /dev entries driver",
+        ),
+    ),
+    (
+        "service",
+        "info",
+        False,
+        "systemd",
+        (
             "systemd[1]: Detected virtualization {virt}.",
             "systemd[1]: Detected architecture {arch2}.",
             "systemd[1]: Hostname set to <{host}>.",
@@ -624,6 +632,9 @@ ROUTINE: tuple[Spec, ...] = (
             "systemd[1]: Mounted {mntdesc}.",
             "systemd-journald[{pid}]: Received client request to flush runtime journal.",
             "systemd-udevd[{pid}]: Using default interface naming scheme 'v{n3}'.",
+            "Queued start job for default target {target}.",
+            "Mounting {mntdesc}...",
+            "Mounted {mntdesc}.",
         ),
     ),
     (

@@ -15,7 +15,8 @@ Labels, and which are known:
   share (``STRIP_SHARE``) of the lines of each system that states levels, the level token is cut
   out of the line and the stated level stays the label, so the model learns what routine and
   failing lines of real systems say without being told (``strip_level``);
-- category: one per system (what the system is: HDFS is storage, Proxifier network...);
+- category: one per system (what the system is: HDFS is storage, Proxifier network...), unknown
+  for Android, whose lines are about too many parts of a device for one;
 - anomaly: unknown. These samples are mostly routine, but nothing marks the failures among
   them, so the teacher is not trained on their anomaly, and the student takes the teacher's.
 """
@@ -39,12 +40,14 @@ __all__ = [
     "strip_level",
 ]
 
-# system -> our category (edge_agent/logs/labels.py)
-TRAIN_SYSTEMS: dict[str, str] = {
+# system -> our category (edge_agent/logs/labels.py); None: unknown. An Android system log is
+# about radios, power, displays and apps alike, so one category for all of it taught the category
+# head that any line it could not place is "application"; its lines train severity only
+TRAIN_SYSTEMS: dict[str, str | None] = {
     "HDFS": "storage",
     "Spark": "application",
     "OpenStack": "service",
-    "Android": "application",
+    "Android": None,
     "HealthApp": "application",
     "Windows": "service",
     "Proxifier": "network",
@@ -80,7 +83,7 @@ class LoghubLine:
 
     line: str
     severity: str | None
-    category: str
+    category: str | None
     anomaly: bool = False  # placeholder; ``anomaly_known`` is False
     anomaly_known: bool = False
     level_shown: bool = True  # False: the stated level token was cut out of ``line``
@@ -123,7 +126,7 @@ def read_system(log_dir: Path, system: str) -> list[tuple[str, str, str | None]]
 
 
 def load_loghub(
-    log_dir: Path, systems: dict[str, str] | None = None, strip_share: float = STRIP_SHARE
+    log_dir: Path, systems: dict[str, str | None] | None = None, strip_share: float = STRIP_SHARE
 ) -> list[LoghubLine]:
     """The raw lines of each training system, labelled as the module docstring says. Which lines
     lose their level token is drawn from a generator seeded by the system's name: the same
