@@ -51,7 +51,6 @@ JUMP_HISTORY = 20
 JUMP_SCORE = 0.6
 ALONE_WEIGHT = 0.45
 STATED_FLOOR = {"error": 0.55, "critical": 0.75}
-_LOUD = frozenset({"warning", "error", "critical"})
 _SEVERE = frozenset({"error", "critical"})
 
 
