@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.incidents import input_fault, is_dump
+from edge_agent.logs.incidents import input_fault, is_dump, line_clock
 from edge_agent.logs.parse import infer_severity
 from edge_agent.logs.service import LogService
 from edge_agent.records.logs import RawLine
@@ -139,3 +139,29 @@ def test_classify_output_marks_the_incident_and_its_opening_line() -> None:
     assert "incident" not in docs[0] and "alert" not in docs[0]
     assert docs[1]["alert"] is True and docs[1]["incident"] == 1
     assert docs[2]["incident"] == 1 and "alert" not in docs[2]
+
+
+def test_a_line_hours_later_by_its_own_clock_does_not_join() -> None:
+    crash = "Jun 18 02:23:10 gw kernel: Kernel panic - not syncing: Attempted to kill init!"
+    later = "Jun 18 04:07:06 gw logrotate: ALERT exited abnormally with [1]"
+    soon = "Jun 18 02:23:11 gw logrotate: ALERT exited abnormally with [1]"
+    apart = LogService().process([crash, later], "gw")
+    assert apart[1].incident is None or apart[1].opens  # two hours later: not the crash's
+    close = LogService().process([crash, soon], "gw")
+    assert close[1].incident is close[0].incident and not close[1].label.anomaly
+
+
+def _gap(later: str, earlier: str) -> float:
+    a, b = line_clock(later), line_clock(earlier)
+    assert a is not None and b is not None
+    return round(a - b, 6)
+
+
+def test_line_clocks_compare_lines_of_one_source() -> None:
+    assert _gap("Jun 18 02:23:11 gw x", "Jun 18 02:23:10 gw x") == 1.0
+    assert _gap("2015-10-18 18:01:48,478 INFO x", "2015-10-18 18:01:47,978 INFO x") == 0.5
+    assert _gap("081109 203616 148 INFO x", "081109 203615 148 INFO x") == 1.0
+    assert _gap("Jun 19 00:00:01 gw x", "Jun 18 23:59:59 gw x") == 2.0
+    assert line_clock("[Sun Dec 04 04:47:44 2005] [notice] x") is not None
+    assert line_clock("<1>[ 5120.331201] BUG: x") == 5120.331201
+    assert line_clock("published 12 samples to broker") is None

@@ -1,8 +1,9 @@
 """Incidents: an alert is one failure, not one line.
 
 The line that reports a failure opens an incident. The lines of the same source that follow it
-closely (within ``gap_s`` seconds of the incident's last line, by the lines' own timestamps or
-else their arrival, and within ``gap_lines`` of the source's lines) and are anomalous themselves
+closely (within ``gap_s`` seconds of the incident's last line, by the lines' own timestamps, else
+the time written at their start (``line_clock``), else their arrival, and within ``gap_lines`` of
+the source's lines) and are anomalous themselves
 join it instead of alerting again: the register or state dump and stack trace after a crash
 report, a burst of the same fault (a dump-shaped line or a line of the opening template joins
 even when it is not anomalous itself). A joined line whose own words name no trouble (a dump line
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Incident", "Incidents", "input_fault", "is_dump", "party_of"]
+__all__ = ["Incident", "Incidents", "input_fault", "is_dump", "line_clock", "party_of"]
 
 _MAX_PARTY_KEYS = 20_000
 
@@ -48,6 +49,58 @@ _DUMP = re.compile(
 def input_fault(message: str) -> bool:
     """True when ``message`` reports a request failing because of its own input (see module doc)."""
     return _INPUT_CAUSE.search(message) is not None and _PARTY.search(message) is not None
+
+
+# the line's own clock, for gaps between its lines only (no year, no zone: not a timestamp):
+# ISO-like "2015-10-18 18:01:47,978", "17/06/09 20:10:40", syslog "Jul  7 08:06:12" (also inside
+# "[Sun Dec 04 04:47:44 2005]"), logcat "03-17 16:13:38.811", "081109 203615", dmesg "[ 5.123]",
+# epoch seconds "1796190217:"
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NUMBER = {m: i for i, m in enumerate(_MONTHS, 1)}
+_CLOCKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(\d{2,4})[-/](\d{2})[-/](\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"), "ymd"),
+    (re.compile(r"\b([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"), "syslog"),
+    (re.compile(r"^(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"), "md"),
+    (re.compile(r"^(\d{2})(\d{2})(\d{2}) (\d{2})(\d{2})(\d{2})\b"), "ymd"),
+    (re.compile(r"^(?:<\d>)?\[\s*(\d+\.\d+)\]"), "seconds"),
+    (re.compile(r"^(1\d{9})(?:\.\d+)?\b"), "seconds"),
+)
+_DAY = 86400.0
+
+
+def _fraction(text: str | None) -> float:
+    return float(f"0.{text}") if text else 0.0
+
+
+def line_clock(text: str) -> float | None:
+    """Seconds by the clock written at the start of ``text`` (see ``_CLOCKS``), comparable only
+    with other lines of the same source; None when the line shows none."""
+    head = text[:48]
+    for pattern, kind in _CLOCKS:
+        m = pattern.search(head)
+        if m is None:
+            continue
+        g = m.groups()
+        if kind == "seconds":
+            return float(g[0])
+        if kind == "syslog":
+            month = _MONTH_NUMBER.get(g[0].lower())
+            if month is None:
+                continue
+            day, rest = (month * 31 + int(g[1])) * _DAY, g[2:]
+        elif kind == "md":
+            day, rest = (int(g[0]) * 31 + int(g[1])) * _DAY, g[2:]
+        else:
+            day = ((int(g[0]) % 100 * 12 + int(g[1])) * 31 + int(g[2])) * _DAY
+            rest = g[3:]
+        return (
+            day
+            + int(rest[0]) * 3600
+            + int(rest[1]) * 60
+            + int(rest[2])
+            + _fraction(rest[3] if len(rest) > 3 else None)
+        )
+    return None
 
 
 def is_dump(message: str) -> bool:

@@ -46,7 +46,8 @@ _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for p, s in (
         (
             r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
-            r"thermal shutdown|overheat\w*|machine check|(?:soft|hard) lockup|uncorrectable|unrecoverable|"
+            r"thermal shutdown|overheat\w*|machine check(?=:| exception| events?| interrupt| error)|"
+            r"(?:soft|hard) lockup|uncorrectable|unrecoverable|"
             r"watchdog(?: timer)? (?:timeout|expired|reset)|system halted)\b",
             "critical",
         ),

@@ -23,7 +23,7 @@ from edge_agent.errors import PayloadError
 from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.evidence import ALONE_WEIGHT, JUMP_SCORE, Evidence
-from edge_agent.logs.incidents import Incident, Incidents, input_fault, is_dump, party_of
+from edge_agent.logs.incidents import Incident, Incidents, input_fault, is_dump, line_clock, party_of
 from edge_agent.logs.labels import LOUD
 from edge_agent.logs.masking import PARAM
 from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
@@ -235,10 +235,19 @@ class LogService:
     def _place(self, source: str, result: LineResult, wordless: bool, now: float | None) -> None:
         """Open, join or close the source's incident with this line (``incidents.py``).
         ``wordless``: neither the line's words nor its parameters name trouble."""
-        line = self.evidence.sources[source].lines
-        when = result.parsed.ts if result.parsed.ts is not None else now
         label = result.label
         incident = self.incidents.open_incident(source)
+        alertable = label.anomaly and (
+            label.severity == "critical" or label.score >= self.config.alert_threshold
+        )
+        if incident is None and not alertable:
+            return
+        line = self.evidence.sources[source].lines
+        when = result.parsed.ts
+        if when is None:
+            when = line_clock(result.parsed.text)
+        if when is None:
+            when = now
         if incident is not None and not self.incidents.within(incident, line, when):
             self.incidents.close(source)
             incident = None
@@ -252,8 +261,7 @@ class LogService:
                 score = round(min(label.score, self.config.anomaly_threshold * ALONE_WEIGHT), 4)
                 result.label = LogLabel(label.severity, label.category, False, score)
             return
-        alertable = label.severity == "critical" or label.score >= self.config.alert_threshold
-        if label.anomaly and alertable:
+        if alertable:
             result.incident = self.incidents.open(source, result.match.template_id, line, when, now)
             result.opens = True
 
