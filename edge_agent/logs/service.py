@@ -109,6 +109,7 @@ class LogService:
         self._last_save = time.monotonic()
         self._dirty = False
         self._words: dict[tuple[int, str], str | None] = {}
+        self._input_words: dict[tuple[int, str], bool] = {}
         self._line_chars = self.config.max_line_chars
         self._const_values: dict[tuple[int, str], list[tuple[str, str]]] = {}
         cfg = self.config
@@ -209,7 +210,7 @@ class LogService:
             words = self._trouble(m)
             trouble = param if param is not None else p.level if p.level is not None else words
             label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble, words)
-            if (label.anomaly or words is not None) and input_fault(p.message):
+            if (label.anomaly or words is not None) and self._input_fault_words(m):
                 label = self._input_fault(source, p, m, label)
             info = self._info.get(m.template_id)
             if info is None or info.template != m.template or info.label is not base:
@@ -277,6 +278,16 @@ class LogService:
                 self._const_values.clear()
             pairs = self._const_values[key] = extract(result.parsed.message)
         return pairs
+
+    def _input_fault_words(self, match: TemplateMatch) -> bool:
+        """Whether the template reads as a request failing on its own input (cached)."""
+        key = (match.template_id, match.template)
+        said = self._input_words.get(key)
+        if said is None:
+            if len(self._input_words) >= _MAX_WORD_CACHE:
+                self._input_words.clear()
+            said = self._input_words[key] = input_fault(match.template)
+        return said
 
     def _trouble(self, match: TemplateMatch) -> str | None:
         """The severity the template's own words say (None: info or lower; cached)."""

@@ -31,6 +31,7 @@ _DROP_BASELINE = 1e-4
 _STORY_KINDS = (("ip", "IPs"), ("host", "hosts"), ("user", "users"), ("device", "devices"), ("unit", "units"))
 # a placeholder shows its value when at least this share of the template's lines had that value
 SAME_VALUE_SHARE = 0.9
+_SETTLE_LINES = 10
 HEADLINE_CHARS = 160
 _STORY_CHARS = 90
 _PART_CHARS = 48
@@ -39,23 +40,33 @@ _PART_CHARS = 48
 @dataclass(slots=True)
 class _Slots:
     """The values at a template's placeholders in a window: the first line's, and how many lines
-    had the same value at each placeholder."""
+    had the same value at each placeholder. Once every placeholder has varied on more than a
+    tenth of ``_SETTLE_LINES`` or more lines, the template stops being watched (``active``): it
+    will be shown with its placeholders, and its lines cost nothing more."""
 
     template: str
+    message: str
     first: tuple[str, ...]
     same: list[int]
     lines: int = 1
+    active: bool = True
 
-    def add(self, values: tuple[str, ...]) -> None:
+    def add(self, message: str, template: str) -> None:
         self.lines += 1
+        if message == self.message:
+            self.same = [n + 1 for n in self.same]
+            return
+        values = template_params(message, template)
         if len(values) == len(self.first):
             for i, value in enumerate(values):
                 if value == self.first[i]:
                     self.same[i] += 1
+        if self.lines >= _SETTLE_LINES and all(n < SAME_VALUE_SHARE * self.lines for n in self.same):
+            self.active = False
 
     def text(self, template: str) -> str:
         """``template`` with the placeholders whose value (nearly) never changed filled in."""
-        if template != self.template or not self.first:
+        if template != self.template or not self.first or not self.active:
             return template
         words = template.split()
         k = 0
@@ -133,12 +144,12 @@ class SourceWindow:
             self._keep_anomaly(template_id, label, line, max_anomalies, incident, opens)
 
     def _slot(self, template_id: int, template: str, message: str) -> None:
-        params = template_params(message, template)
         slots = self.slots.get(template_id)
         if slots is None or slots.template != template:
-            self.slots[template_id] = _Slots(template, params, [1] * len(params))
-        else:
-            slots.add(params)
+            params = template_params(message, template)
+            self.slots[template_id] = _Slots(template, message, params, [1] * len(params))
+        elif slots.active:
+            slots.add(message, template)
 
     def values_of(self, template_id: int) -> ValueCounts:
         """The value counts of a template in this window (created empty)."""
