@@ -10,7 +10,8 @@ last appeared (in the source's own line count), and a decayed count of its recen
   never routine: one that states a critical level (``FATAL``, ``crit``, ``<2>``) in words that
   name a failure (``error``, ``failed``, ``panic``...). Each repeat is flagged (alerts about it
   are still sent once per cooldown); a critical line whose words name nothing, such as the
-  register dump after a crash, is damped like the others;
+  register dump after a crash, is damped like the others (and ``incidents.py`` makes it part of
+  the crash's incident when it follows closely);
 - **new**: a template the source never logged, once the source is warm, adds ``NEW_BONUS`` when
   it is at warning or worse; during a source's first ``WARMUP_LINES`` lines every template is new,
   so newness counts for nothing;
