@@ -3,14 +3,14 @@
 The line that reports a failure opens an incident. The lines of the same source that follow it
 closely (within ``gap_s`` seconds of the incident's last line, by the lines' own timestamps, else
 the time written at their start (``line_clock``), else their arrival, and within ``gap_lines`` of
-the source's lines) and are anomalous themselves
-join it instead of alerting again: the register or state dump and stack trace after a crash
-report, a burst of the same fault (a dump-shaped line or a line of the opening template joins
-even when it is not anomalous itself). A joined line whose own words name no trouble (a dump line
-that only states the crash's level) is context, not an anomaly of its own. An incident closes
-when a line of its source arrives beyond the gap, when ``tick`` finds it quiet for ``gap_s`` or
-open for ``max_s`` seconds, or on flush. Its alert leaves with the batch of lines that opened it
-and says how many lines of that batch joined (``LogService.ingest``).
+the source's lines) and are anomalous themselves join it instead of alerting again: the register
+or state dump and stack trace after a crash report, a burst of the same fault (a dump-shaped line
+or a line of the opening template joins even when it is not anomalous itself). A joined line
+whose own words name no trouble (a dump line that only states the crash's level) is context, not
+an anomaly of its own. An incident closes when a line of its source arrives beyond the gap, when
+``tick`` finds it quiet for ``gap_s`` or open for ``max_s`` seconds, or on flush. Its alert leaves
+with the batch of lines that opened it and says how many lines of that batch joined
+(``LogService.ingest``).
 
 A request that fails because of its own input (a missing file, no permission, an invalid format,
 for a user's job or a client's request) is the requesting party's problem: a ``warning``, not an
@@ -121,8 +121,7 @@ class Incident:
     number: int  # per source, from 1
     source: str
     template_id: int
-    line: int  # the source's line count at the opening line
-    last_line: int
+    last_line: int  # the source's line count at its last line
     last_time: float | None  # line timestamp or arrival of its last line; None: unknown
     opened_at: float | None  # arrival of the opening line
     last_arrival: float | None
@@ -157,7 +156,7 @@ class Incidents:
         previous one first)."""
         number = self._numbers.get(source, 0) + 1
         self._numbers[source] = number
-        incident = Incident(number, source, template_id, line, line, when, arrival, arrival)
+        incident = Incident(number, source, template_id, line, when, arrival, arrival)
         self._open[source] = incident
         return incident
 
@@ -196,8 +195,3 @@ class Incidents:
             return False, True
         seen.add(party)
         return len(seen) == self._parties, len(seen) >= self._parties
-
-    def forget(self, source: str) -> None:
-        self._open.pop(source, None)
-        for key in [k for k in self._seen_parties if k[0] == source]:
-            del self._seen_parties[key]

@@ -42,6 +42,15 @@ _MAX_ALERT_KEYS = 10_000
 _MAX_WORD_CACHE = 20_000
 
 
+def _line_time(parsed: ParsedLine, now: float | None) -> float | None:
+    """When a line happened, for incident gaps: its timestamp, else the time written at its
+    start, else its arrival."""
+    if parsed.ts is not None:
+        return parsed.ts
+    clock = line_clock(parsed.text)
+    return clock if clock is not None else now
+
+
 class LineResult:
     """One classified line (what ``edge-agent logs classify`` prints)."""
 
@@ -244,11 +253,7 @@ class LogService:
         if incident is None and not alertable:
             return
         line = self.evidence.sources[source].lines
-        when = result.parsed.ts
-        if when is None:
-            when = line_clock(result.parsed.text)
-        if when is None:
-            when = now
+        when = _line_time(result.parsed, now)
         if incident is not None and not self.incidents.within(incident, line, when):
             self.incidents.close(source)
             incident = None
