@@ -4,11 +4,11 @@ Every whitespace token that carries a digit is a parameter (numbers, ids, IPs, h
 UUIDs...), as is the value of a ``key=value`` token; ``key:123`` keeps its ``key:`` and
 ``LOGIN(uid=0)`` its words. Names of who carry no digit but are parameters from the first line on,
 so the id published for a line is already its event's: the word after ``user`` and between
-``for`` and ``from`` (``Failed password for root from``), and reverse-DNS names of three or more
-parts (``com.apple.icloud.fmfd.heartbeat:``). Before that,
+``for`` and ``from`` (``token refused for alice from``), and reverse-DNS names of three or more
+parts (``org.example.sync.worker:``). Before that,
 shapes that span several tokens or carry no digit are folded into one placeholder: URLs,
-written-out timestamps, MACs, file paths, durations (``<1 sec``, ``5 ms``) and sizes
-(``1190 bytes (1.16 KB)``). Each rule runs only when its trigger character is in the message,
+written-out timestamps, MACs, file paths, durations (``<5 sec``, ``20 ms``) and sizes
+(``4096 bytes (4.00 KB)``). Each rule runs only when its trigger character is in the message,
 which keeps the common case cheap.
 """
 
@@ -39,7 +39,7 @@ _MONTH_TS = (
     r"\b(?:(?:[MTWFS][a-z]{2}|[mtwfs][a-z]{2}),?\s+)?[JFMASOND][a-z]{2}[a-z]*"
     r"\s+\d{1,2},?\s+(?:\d{4}\s+)?\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:\s+\d{4})?\b"
 )
-# durations and sizes in one pass: "<1 sec", "5 ms", "1190 bytes (1.16 KB)"
+# durations and sizes in one pass: "<5 sec", "20 ms", "4096 bytes (4.00 KB)"
 _UNIT = re.compile(
     r"[<>]?\b\d+(?:\.\d+)?\s?(?:(?P<dur>ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hrs|hours)\b"
     r"|(?:[KMGT]i?B|bytes|B)(?:\s\(\d+(?:\.\d+)?\s?[KMGT]i?B\))?(?!\w))"
@@ -64,21 +64,21 @@ _RULES: tuple[tuple[Callable[[str], bool], re.Pattern[str], str], ...] = (
 # the value of key=value; key:123 keeps "key:"; any other token with a digit or placeholder
 _PAIR = re.compile(r"(?<!\S)([A-Za-z_][\w.-]*=)[^=\s]\S*")
 _KEYED = re.compile(r"(?<!\S)([A-Za-z_][A-Za-z_.-]*[:#])(?![:=#\s])(?=\S*?(?:\d|<[A-Z]+>))\S*")
-# who: the name after "user" ("session opened for user cyrus", "Invalid user admin from") and
-# between "for" and "from" ("Failed password for root from ..."); names carry no digit
+# who: the name after "user" ("login accepted for user dana", "Unknown user kiosk from") and
+# between "for" and "from" ("token refused for alice from ..."); names carry no digit
 _WHO = re.compile(
     r"\b(user )(?!<)[A-Za-z_][\w.@-]{0,31}(?=\s|$)"
     r"|\b(for )(?!user\b|invalid\b|<)[A-Za-z_][\w.-]{0,31}(?= from\b)"
 )
 
 
-# reverse-DNS / package names of three or more parts ("com.apple.icloud.fmfd.heartbeat:")
+# reverse-DNS / package names of three or more parts ("org.example.sync.worker:")
 _DOTTED_NAME = re.compile(r"(?<!\S)[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*){2,}(?=:?(?:\s|$))")
 
 
 def _who(m: re.Match[str]) -> str:
     return (m.group(1) or m.group(2)) + PARAM
-# "(uid=0)", "LOGIN(uid=0)": the number is the parameter, the words around it are not
+# "(pid=42)", "JOB(id=7)": the number is the parameter, the words around it are not
 _PAREN_PAIR = re.compile(r"(?<!\S)(\w*\(\w+=)\d+\)(?=\s|$)")
 _VARIABLE = re.compile(r"(?<!\S)(?!<\*>(?:\s|$))\S*?(?:\d|<[A-Z]+>)\S*")
 _KEYED_REPL = r"\1<*>"

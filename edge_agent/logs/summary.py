@@ -263,7 +263,7 @@ def _short(text: str, n: int) -> str:
 
 
 def _story_text(item: dict[str, Any]) -> str:
-    """``520× Failed password for <*> from <*> port <*> <*> from 8 IPs, top 203.0.113.7 (285)``"""
+    """``310× token refused for <*> from <*> port <*> from 6 IPs, top 203.0.113.7 (120)``"""
     text = f"{item['count']}× {_short(item['template'], 48)}"
     values = item.get("values") or {}
     for kind, plural in _STORY_KINDS:

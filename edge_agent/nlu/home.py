@@ -6,8 +6,8 @@ The home file is YAML::
     floors: [Upstairs]                      # optional
     entities:
       - {name: Ceiling Light, domain: light, area: Kitchen, aliases: [big light]}
-      - {name: Phone, domain: binary_sensor, device_class: battery}   # device_class optional
-    lists: [Groceries, Chores]               # optional
+      - {name: Tablet, domain: binary_sensor, device_class: battery}  # device_class optional
+    lists: [Groceries, Housework]            # optional
 
 Resolution (``resolve_entity``, ``resolve_area``, ``resolve_floor``, ``resolve_list``) tries an
 exact match, then a case- and punctuation-insensitive match, then a fuzzy match

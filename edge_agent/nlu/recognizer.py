@@ -101,7 +101,7 @@ class IntentRecognizer:
     def _home_rescue(self, text: str, probs: npt.NDArray[np.float32]) -> int | None:
         """A borderline rejection is overturned when the runner-up intent has real support
         (p >= RESCUE_MIN_P) and the text names, word for word, one of the home's entities that intent
-        acts on ("is the phone charging?" in a home with a Phone). Needs a home."""
+        acts on ("is the tablet plugged in?" in a home with a Tablet). Needs a home."""
         if self.home is None:
             return None
         order = [int(i) for i in np.argsort(-probs)[:2]]

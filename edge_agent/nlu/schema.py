@@ -80,7 +80,7 @@ SLOTS: tuple[str, ...] = (
     "volume_level",
     "volume_step",
     "duration",  # normalized into hours / minutes / seconds
-    "start_duration",  # "the 5 minute timer": normalized into start_hours / start_minutes / ...
+    "start_duration",  # "the 20 minute timer": normalized into start_hours / start_minutes / ...
     "timer_name",  # reported as slot "name" on timer intents (HA's naming)
     "item",
     "list_name",  # reported as slot "name" on list intents

@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 from edge_agent.nlu.slots import BINARY_CLASSES, STATE_CLASSES, device_class_for
 from firmware_tools.data import intent_lexicon as lx
-from firmware_tools.data.intent_grammar import Fill, Piece, expand
-from firmware_tools.data.intents import (
+from firmware_tools.data.intent_context import (
     GLOBAL,
     HERE,
     Gen,
@@ -21,6 +20,7 @@ from firmware_tools.data.intents import (
     pct_value,
     spoken_number,
 )
+from firmware_tools.data.intent_grammar import Fill, Piece, expand
 
 __all__ = ["MAKERS", "WEIGHTS"]
 
@@ -464,7 +464,7 @@ def get_state(g: Gen) -> Result:
         ent = g.rng.choice(gadgets if gadgets and g.rng.random() < 0.4 else ents)
         value, word = _state_for_entity(g, ent.domain, ent.device_class)
         if ent.domain == "binary_sensor" and ent.device_class in BINARY_CLASSES and g.rng.random() < 0.4:
-            # "is the phone battery low?": name, then the class word, then the state
+            # "is the tablet battery low?": name, then the class word, then the state
             dc = ent.device_class
             bare = [
                 w
@@ -583,7 +583,7 @@ def _state_for_entity(g: Gen, domain: str, dc: str | None) -> tuple[str, str]:
 
 
 def get_state_implied(g: Gen) -> Result:
-    """Binary sensors named only by their state or a bare class word ("which devices are connected?")."""
+    """Binary sensors named only by their state or a bare class word ("is anything offline?")."""
     r = g.rng.random()
     if r < 0.55:
         word = g.choice(list(STATE_CLASSES))
@@ -602,34 +602,28 @@ def get_state_implied(g: Gen) -> Result:
             "anything {s} {w} ?",
         )
         return _run(g, "HassGetState", t, s=s, w=lambda: _where(g), a=g.area)
-    if r < 0.9:
-        dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
-        bare = [
-            w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w
-        ]
-        c = lambda: g.word(  # noqa: E731
-            g.choice(bare or list(BINARY_CLASSES[dc][0])),
-            "device_class",
-            domain="binary_sensor",
-            device_class=dc,
-            state="on",
-        )
-        d = lambda: g.word("detected", "state", state="on")  # noqa: E731
-        t = (
-            "is there (any|some) {c} {w} ?",
-            "is (any|some) {c} {d} {w} ?",
-            "is {c} {d} {w} ?",
-            "(do|did) you (detect|notice) (any|some) {c} {w} ?",
-            "(any|is there) {c} {w} ?",
-            "has (any|some) {c} been {d} {w} ?",
-            "is there (any|some) {c} {d} {w} ?",
-        )
-        return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
-    s = lambda: g.word("detected", "state", state="on", domain="binary_sensor", device_class="light")  # noqa: E731
-    lw = lambda: g.word(g.choice(("lights", "light")), "domain")  # noqa: E731
-    return _run(
-        g, "HassGetState", ("(are|is) (any|all) [the] {l} {s} ?", "(which|how many) {l} are {s} ?"), s=s, l=lw
+    dc = g.choice(["motion", "moisture", "smoke", "gas", "carbon_monoxide", "sound", "occupancy"])
+    bare = [
+        w for w in BINARY_CLASSES[dc][0] if "sensor" not in w and "detector" not in w and "alarm" not in w
+    ]
+    c = lambda: g.word(  # noqa: E731
+        g.choice(bare or list(BINARY_CLASSES[dc][0])),
+        "device_class",
+        domain="binary_sensor",
+        device_class=dc,
+        state="on",
     )
+    d = lambda: g.word("detected", "state", state="on")  # noqa: E731
+    t = (
+        "is there (any|some) {c} {w} ?",
+        "is (any|some) {c} {d} {w} ?",
+        "is {c} {d} {w} ?",
+        "(do|did) you (detect|notice) (any|some) {c} {w} ?",
+        "(any|is there) {c} {w} ?",
+        "has (any|some) {c} been {d} {w} ?",
+        "is there (any|some) {c} {d} {w} ?",
+    )
+    return _run(g, "HassGetState", t, c=c, d=d, w=lambda: _where(g))
 
 
 def get_state_group(g: Gen) -> Result:
@@ -1667,7 +1661,7 @@ def _query(g: Gen) -> str:
     if 0.78 < r <= 0.85:  # titles that contain home words must not look like commands
         return g.choice(
             (
-                "the office",
+                "the night shift",
                 "kitchen nightmares",
                 "living room sessions",
                 "light my fire",
@@ -1684,7 +1678,7 @@ def _query(g: Gen) -> str:
                 "the timer",
                 "garden party",
                 "cold as ice",
-                "the front door",
+                "door to door",
                 "turn off the news",
                 "hot in herre",
                 "the weather channel",
@@ -1714,7 +1708,7 @@ def _query(g: Gen) -> str:
                 "christmas music",
                 "the news",
                 "something upbeat",
-                "my favorites",
+                "my liked songs",
                 "my discover weekly",
                 "chill music",
             )

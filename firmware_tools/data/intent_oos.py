@@ -11,6 +11,7 @@ command words, and social remarks. All templates are the project's own.
 from __future__ import annotations
 
 from firmware_tools.data import intent_lexicon as lx
+from firmware_tools.data.intent_context import Gen
 from firmware_tools.data.intent_grammar import Fill, Piece, expand
 
 __all__ = ["make_oos"]
@@ -42,7 +43,7 @@ _FAMILY = (
     "my husband",
     "my boss",
     "the kids",
-    "the office",
+    "the neighbours",
 )
 _COUNTRY = (
     "france",
@@ -130,7 +131,7 @@ _POI = (
     "coffee shop",
     "pharmacy",
     "hospital",
-    "pizza place",
+    "taco place",
     "grocery store",
     "atm",
     "bank",
@@ -268,7 +269,7 @@ _DEVICE = (
     "lamp",
     "thermostat",
     "garage door",
-    "front door",
+    "porch light",
     "blinds",
     "tv",
     "fan",
@@ -359,7 +360,7 @@ _EVENT = (
 )
 _ACTIVITY = (
     "the car",
-    "the dishwasher cycle on my phone",
+    "the dishwasher cycle on the app",
     "my podcast app",
     "the presentation",
     "the download",
@@ -408,7 +409,7 @@ _TITLES = (
     "electric dreams",
     "paper moon",
     "northern lights",
-    "the silver road",
+    "the silver lane",
     "wild ocean",
     "lost in the garden",
     "velvet morning",
@@ -514,7 +515,7 @@ _TEMPLATES: tuple[str, ...] = (
     "(is there|where is) a {poi} (near me|nearby|around here) ?",
     "book (a|an) (uber|taxi|cab|ride) to {city}",
     "(book|find) (a flight|flights|a hotel|a train) to {city} [{time}]",
-    "(order|get me) (a pizza|sushi|takeout|chinese food)",
+    "(order|get me) (a burrito|sushi|takeout|chinese food)",
     "find a recipe for {dish}",
     "how do i (make|cook) {dish} ?",
     "what's in {dish} ?",
@@ -549,8 +550,8 @@ _TEMPLATES: tuple[str, ...] = (
     "(restart|reboot) (the router|yourself|home assistant)",
     "rename the {device} to {person}",
     "(pair|connect) (my|a new) (phone|headphones|bluetooth speaker)",
-    "(turn on|enable) (bluetooth|airplane mode|wifi|do not disturb) on my phone",
-    "(turn|switch) (off|on) (silent mode|vibrate|roaming|location sharing) on my phone",
+    "(turn on|enable) (bluetooth|airplane mode|wifi|do not disturb) on my mobile",
+    "(turn|switch) (off|on) (silent mode|vibrate|roaming|location sharing) on my mobile",
     "what's my wifi password ?",
     "(how|can i) (change|reset) the wifi password ?",
     "(play|let's play) (a game|chess|trivia|twenty questions)",
@@ -605,7 +606,7 @@ _TEMPLATES: tuple[str, ...] = (
     "play the (piano|guitar|drums) for me",
     "i'm going to (cook|read|sleep|shower) in the {room}",
     "(let's|we should) redecorate the {room}",
-    "open the (pod bay doors|box|present|jar|window on my computer)",
+    "open the (pod bay doors|box|present|jar|window on my laptop)",
     "close (the deal|your eyes|the book|the tab)",
     "(pause|stop) (talking|that noise|everything you're doing) and (listen|tell me a joke)",
     "what's your (volume|timer|light) (policy|setting) ?",
@@ -649,7 +650,7 @@ _TEMPLATES: tuple[str, ...] = (
     "(light|fire) up the (grill|barbecue|bonfire|campfire) [for dinner]",
     "(brighten|light up) my (day|mood|morning)",
     "(open|close) (your|the) (mouth|eyes|mind|heart|curtains of the theater)",
-    "is (my|the) (flight|train|bus|package|pizza) (on time|delayed|late|on its way) ?",
+    "is (my|the) (flight|train|bus|package|delivery) (on time|delayed|late|on its way) ?",
     "(how|what) (is|was) the traffic (on|at) (my commute|the highway|the airport) [{time}] ?",
     "(how|what) was the weather (on|at) (my commute|the highway|the airport) (yesterday|last week) ?",
     "(play|start) (a|the) (game|match|round) of (cards|chess|poker|tennis|golf) (with|against) {person}",
@@ -679,7 +680,7 @@ _TEMPLATES: tuple[str, ...] = (
     "what happens if you (mix|heat|freeze) {thing} ?",
     "(create|make|build|write) (a|an|me a) (playlist|automation|website|spreadsheet|song|poem) [for {topic}]",
     "(close|open|delete|archive) (the|my|all my) (tabs|apps|account|documents|emails|browser|laptop window)",
-    "set the (table|mood|alarm clock on my phone|record straight|stage)",
+    "set the (table|mood|alarm clock on my mobile|record straight|stage)",
     "(pause|stop|wait) (and|then) (think|listen|breathe)",
     "(my|the) {animal} (is|keeps) (barking|meowing|sleeping|scratching the door|chewing the {device})",
     "(when|what time) is (sunrise|sunset|high tide|the next bus|daylight saving time) ?",
@@ -735,7 +736,7 @@ _TEMPLATES: tuple[str, ...] = (
     "{color}",
     "{n}",
     "{person}",
-    "(hey|ok|okay) (google|siri|alexa|computer)",
+    "(hey|ok|okay) (google|siri|alexa|jarvis)",
 )
 
 
@@ -754,14 +755,14 @@ _APPLIANCE = (
     "dryer",
     "washing machine",
     "dishwasher",
-    "ceiling fan",
+    "pedestal fan",
     "box fan",
     "window air conditioner",
     "heat pump",
     "electric blanket",
     "hair dryer",
     "game console",
-    "desktop computer",
+    "desktop pc",
     "aquarium pump",
     "hot tub",
     "pool pump",
@@ -1039,10 +1040,7 @@ _WIDE: tuple[str, ...] = (
 _ALL_TEMPLATES = _TEMPLATES + _WIDE
 
 
-def make_oos(g: object) -> tuple[str | None, list[Piece], dict[str, object]]:
-    from firmware_tools.data.intents import Gen
-
-    assert isinstance(g, Gen)
+def make_oos(g: Gen) -> tuple[str | None, list[Piece], dict[str, object]]:
     rng = g.rng
 
     def word(options: tuple[str, ...]) -> Fill:

@@ -211,7 +211,7 @@ def _values(out: SlotCollector, text: str, groups: dict[str, list[tuple[Span, st
             for unit, amount in parts.items():
                 out.put(prefix + unit, amount, span, raw)
     for slot in ("item", "search_query", "message", "conversation_command"):
-        if slot in groups:  # "Break" + "ing Bad": pieces of one title are read together
+        if slot in groups:  # "Star" + "light Alley": pieces of one title are read together
             span, raw = merge_pieces(text, groups[slot][:1] + _following(text, groups[slot]))
             out.put(slot, raw.strip(" ?.!,"), span, raw)
     for span, raw in groups.get("media_class", [])[:1]:
@@ -245,7 +245,7 @@ def _names(
                 continue
         if entity is None and intent == "HassGetState" and "device_class" not in out.slots:
             found = class_word(raw)
-            if found is not None:  # "is the water sensor wet" in a home with no such name: a class
+            if found is not None:  # "is the flood sensor dry" in a home with no such name: a class
                 out.put("domain", found[0], span, raw)
                 out.put("device_class", found[1], span, raw)
                 continue
@@ -268,8 +268,8 @@ def _names(
 def _pick_same_name(
     home: Home, entity: Entity, out: SlotCollector, groups: dict[str, list[tuple[Span, str]]]
 ) -> Entity:
-    """Several entities share a name ("Phone" battery, "Phone" connectivity): the spoken class or the
-    state word chooses ("is the phone charging?" -> the battery_charging one)."""
+    """Several entities share a name ("Tablet" battery, "Tablet" connectivity): the spoken class or the
+    state word chooses ("is the tablet online?" -> the connectivity one)."""
     same = home.entities_named(entity.name)
     if len(same) < 2:
         return entity
@@ -309,7 +309,7 @@ def _state(
     for span, raw in groups.get("state", [])[:1]:
         key = word_key(raw)
         if key in ("locked", "unlocked", "secured") and domain == "cover" and dc == "door":
-            domain, dc = "lock", None  # "are all doors locked?" asks about locks
+            domain, dc = "lock", None  # "is every door locked?" asks about locks
             out.put("domain", "lock", span, raw, overwrite=True)
             out.slots.pop("device_class", None)
         if (
@@ -320,12 +320,10 @@ def _state(
             and key in HOME_WORDS + AWAY_WORDS
             and _PEOPLE_WORDS.search(text)
         ):
-            domain = "person"  # "is anyone at home?", "who is home?"
+            domain = "person"  # "is somebody home?", "who's in?"
             out.put("domain", "person", span, raw)
         if intent == "HassGetState" and "name" not in out.slots and domain != "person":
             implied = STATE_CLASSES.get(key)
-            if domain == "light" and key == "detected":
-                implied, domain = "light", None
             if (
                 implied is not None
                 and domain in (None, "binary_sensor")
@@ -374,8 +372,8 @@ def _context(out: SlotCollector, text: str, intent: str, context_area: str | Non
 
 def _fill_from_home(out: SlotCollector, text: str, intent: str, spans: Sequence[Span], home: Home) -> None:
     """Targets the tagger missed: an untagged, word-exact mention of an entity of a kind this intent
-    acts on becomes the name when none was found ("skip on the TV"), and an untagged mention of an
-    area or floor becomes the place when none was found ("activate kitchen party mode")."""
+    acts on becomes the name when none was found ("next track on the soundbar"), and an untagged
+    mention of an area or floor becomes the place when none was found ("start den cinema mode")."""
     domains = INTENT_DOMAINS.get(intent)
     if domains is None and intent != "HassGetState":
         return
@@ -409,7 +407,7 @@ _LIGHT_VERBS = re.compile(r"\b(light (?:it |them |everything )?up|illuminate)\b"
 
 
 def _implied_light(out: SlotCollector, text: str, intent: str) -> None:
-    """ "light up the kitchen" / "illuminate the hall": the verb names the lights."""
+    """ "light up the porch" / "illuminate the hall": the verb names the lights."""
     if intent not in ("HassTurnOn", "HassTurnOff") or {"domain", "name"} & set(out.slots):
         return
     m = _LIGHT_VERBS.search(text)
@@ -418,7 +416,7 @@ def _implied_light(out: SlotCollector, text: str, intent: str) -> None:
 
 
 def _state_words_as_class(groups: dict[str, list[tuple[Span, str]]]) -> None:
-    """A class word tagged as the state ("are any *openings* open?") is the device class."""
+    """A class word tagged as the state ("is a *contact sensor* open in the loft?") is the device class."""
     if "device_class" in groups or "domain" in groups:
         return
     states = groups.get("state", [])
@@ -436,8 +434,8 @@ def _prefer_home_entity(
     out: SlotCollector, text: str, intent: str, groups: dict[str, list[tuple[Span, str]]], home: Home
 ) -> None:
     """The tagger's name resolves to nothing (or is missing) while the text says an entity's name
-    word for word ("what is the Outside Humidity", "is the phone battery low"): that entity is the
-    name, with its own domain and class; place and state pieces inside the name are dropped."""
+    word for word ("what does the Greenhouse Thermometer say", "is the tablet battery low"): that
+    entity is the name, with its own domain and class; place and state pieces inside the name are dropped."""
     domains = INTENT_DOMAINS.get(intent, () if intent != "HassGetState" else None)
     if domains == ():
         return
@@ -488,7 +486,7 @@ _ON_OFF = re.compile(r"(?<![a-z0-9])(on|off)(?![a-z0-9])")
 
 
 def _untagged_on_off(out: SlotCollector, text: str, intent: str, spans: Sequence[Span]) -> None:
-    """ "are any switches on at the first floor?": the untagged on/off of a state question."""
+    """ "is any plug still on in the loft?": the untagged on/off of a state question."""
     if intent != "HassGetState" or "state" in out.slots:
         return
     domain = out.slots.get("domain")
@@ -503,8 +501,8 @@ def _untagged_on_off(out: SlotCollector, text: str, intent: str, spans: Sequence
 
 def home_supports(text: str, intent: str, home: Home | None) -> bool:
     """The text says, word for word, the name of one of the home's entities that ``intent`` can act
-    on, and that name is not a bare device word ("the Sliding Door", "the phone" of a home with a
-    Phone; not "a fan"). The recognizer may use this as evidence for a borderline in-scope reading."""
+    on, and that name is not a bare device word ("the Garden Gate", "the tablet" of a home with a
+    Tablet; not "a fan"). The recognizer may use this as evidence for a borderline in-scope reading."""
     if home is None:
         return False
     domains = INTENT_DOMAINS.get(intent)

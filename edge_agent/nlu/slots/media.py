@@ -51,7 +51,8 @@ _QUERY_STOP = frozenset(
 
 def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
     """What to play, when the tagger missed it or cut it short: the words after the play verb up to
-    the player or room ("play the Queen album on the TV"), less a media class word at either end."""
+    the player or room ("play the Velvet Harbor album on the den speaker"), less a media class word
+    at either end."""
     slot = out.slots.get("search_query")
     if slot is not None and word_key(str(slot.value)) in _QUERY_STOP | {""}:
         del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
@@ -112,7 +113,7 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
 
 
 def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
-    """ "Abbey" + tagged "Road": capitalized untagged words just before the query that are not the
+    """ "Velvet" + tagged "Harbor": capitalized untagged words just before the query that are not the
     verb or a media class word belong to it (a title in title case)."""
     if slot.start < 0:
         return
@@ -135,7 +136,7 @@ def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
 
 
 def _split_media_word(out: SlotCollector, text: str) -> None:
-    """ "Beatles artist" read as one query: a media class word at its end is the media class."""
+    """ "Moonfolk artist" read as one query: a media class word at its end is the media class."""
     slot = out.slots["search_query"]
     words = str(slot.value).split()
     if len(words) < 2 or slot.start < 0 or words[-1].lower() not in MEDIA_BY_WORD:

@@ -57,7 +57,7 @@ def timer_spans(text: str, intent: str, spans: list[Span], home: Home | None) ->
         out.append(Span(sp.start, sp.end, slot, sp.confidence))
     durations = [i for i, sp in enumerate(out) if sp.slot == "duration"]
     if intent in ("HassIncreaseTimer", "HassDecreaseTimer") and len(durations) > 1:
-        for i in durations:  # "increase the 1 hour timer by 5 minutes": the one naming the timer
+        for i in durations:  # "add 10 minutes to the 2 hour timer": the one naming the timer
             sp = out[i]
             if text[sp.end :].lstrip().lower().startswith("timer") or re.search(
                 r"timer (?:for|of)\s*$", text[: sp.start], re.IGNORECASE
@@ -148,8 +148,8 @@ def _neighbour_words(text: str, sp: Span) -> list[tuple[int, int]]:
 
 
 def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[Span]:
-    """Fix name boundaries with the home: "overhead" + "light" -> the entity "Overhead Light",
-    "kitchen" + "ceiling" -> "Kitchen ceiling", and a tagged area that is really an entity."""
+    """Fix name boundaries with the home: "desk" + "lamp" -> the entity "Desk Lamp",
+    "porch" + "sconce" -> "Porch sconce", and a tagged area that is really an entity."""
     spans = _merge_and_extend(text, sorted(spans, key=lambda sp: sp.start), home)
     i = 0
     while i < len(spans):
@@ -160,7 +160,7 @@ def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[
             and home.resolve_entity(raw) is None
             and home.resolve_area(raw, fuzzy=False) is not None
         ):
-            spans[i] = span = Span(span.start, span.end, "area", span.confidence)  # "kitchen" is a room here
+            spans[i] = span = Span(span.start, span.end, "area", span.confidence)  # "pantry" is a room here
         if span.slot == "name" and home.resolve_entity(raw, fuzzy=False) is None:
             nxt = spans[i + 1] if i + 1 < len(spans) else None
             prev = spans[i - 1] if i > 0 else None
@@ -191,7 +191,7 @@ def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[
                 and home.resolve_entity(text[span.start : nxt.end], fuzzy=False) is not None
             ):
                 spans[i] = Span(span.start, nxt.end, "name", min(span.confidence, nxt.confidence))
-                del spans[i + 1]  # "the bedroom lamp" is the entity Bedroom Lamp, not a room + lights
+                del spans[i + 1]  # "the study lamp" is the entity Study Lamp, not a room + lights
                 continue
             if (
                 home.resolve_area(raw, fuzzy=False) is None
@@ -206,9 +206,9 @@ def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[
             ):
                 spans[i] = Span(
                     span.start, span.end, "name", span.confidence
-                )  # an entity called "CO" or "TV"
+                )  # an entity called "Radio" or "Heater"
         if span.slot == "name" and home.resolve_entity(raw, fuzzy=False, plural=False) is None:
-            # also "bedroom curtains" that only matched the entity "Bedroom Curtain" through the
+            # also "nursery blinds" that only matched the entity "Nursery Blind" through the
             # plural: a room and a kind of device (HA reads it as a group), not that one entity
             split = _split_area_word(text, span, home)
             if split:
@@ -218,7 +218,7 @@ def repair_names(text: str, intent: str, spans: list[Span], home: Home) -> list[
 
 
 def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
-    """ "kitchen lights" tagged as one name, with no such entity -> area "kitchen" + domain "lights"."""
+    """ "hallway lights" tagged as one name, with no such entity -> area "hallway" + domain "lights"."""
     raw = text[span.start : span.end]
     for cut in [m.start() for m in re.finditer(r" ", raw)]:
         head, tail = raw[:cut], raw[cut + 1 :]
@@ -291,7 +291,7 @@ def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
             and not text[out[-1][0].end : sp.start].strip()
             and not _understood(text[out[-1][0].start : out[-1][0].end], sp.slot, None)
         ):
-            prev, prev_cov = out[-1]  # "trader" + "joes": one value tagged word by word
+            prev, prev_cov = out[-1]  # "hardware" + "store": one value tagged word by word
             out[-1] = (
                 Span(prev.start, sp.end, sp.slot, min(prev.confidence, sp.confidence)),
                 prev_cov + covered,
@@ -386,7 +386,7 @@ def _understood(text: str, slot: str, home: Home | None) -> bool:
 
 def grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
     """A state, kind, value or list-name span the tagger cut short ("at" of "at home", "single" of
-    "every single light", "the" of "the lowest", "trader" of "trader joes") takes up to two following
+    "every single light", "the" of "the lowest", "farmers" of "farmers market") takes up to two following
     untagged words when that makes it mean something; a value that is really a color becomes one."""
     out = sorted(spans, key=lambda sp: sp.start)
     for i, sp in enumerate(out):
@@ -396,7 +396,7 @@ def grow_spans(text: str, spans: list[Span], home: Home | None) -> list[Span]:
         if not raw.strip() or _understood(raw, sp.slot, home):
             continue
         if sp.slot in nz.VALUE_PARSERS and sp.slot != "color" and nz.parse_color(raw) is not None:
-            out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "set the first floor to red"
+            out[i] = Span(sp.start, sp.end, "color", sp.confidence)  # "make the loft green"
             continue
         limit = out[i + 1].start if i + 1 < len(out) else len(text)
         end = sp.end

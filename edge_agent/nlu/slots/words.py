@@ -129,7 +129,7 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     ),
     "plug": (("plug sensor",), ("plugged in",), ("unplugged", "not plugged in")),
     "power": (
-        ("power sensor", "mains sensor"),
+        ("power sensor", "outage sensor"),
         ("powered", "on power", "powered on"),
         ("without power", "unpowered", "powered off"),
     ),
@@ -155,7 +155,7 @@ BINARY_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     "lock": (("lock sensor",), ("unlocked", "open"), ("locked",)),
 }
 
-# state words that name a binary-sensor class by themselves ("which devices are connected?")
+# state words that name a binary-sensor class by themselves ("is anything offline?")
 STATE_CLASSES: dict[str, str] = {
     "connected": "connectivity",
     "disconnected": "connectivity",
@@ -208,14 +208,14 @@ STATE_CLASSES: dict[str, str] = {
 SENSOR_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "temperature": (("temperature", "temp"), ("Temperature", "Thermometer", "Temp Sensor")),
     "humidity": (("humidity", "relative humidity"), ("Humidity", "Hygrometer")),
-    "pressure": (("pressure",), ("Pressure", "Tyre Pressure", "Water Pressure")),
+    "pressure": (("pressure",), ("Pressure", "Pressure Gauge", "Water Pressure")),
     "atmospheric_pressure": (("air pressure", "barometric pressure"), ("Barometer", "Weather Station")),
     "power": (("power", "power usage", "power draw", "wattage"), ("Power", "Power Meter", "Consumption")),
     "energy": (("energy", "energy usage", "energy production"), ("Energy", "Energy Meter", "Production")),
     "battery": (("battery", "battery level", "charge"), ("Battery", "Battery Level")),
     "carbon_dioxide": (("co2", "carbon dioxide", "co2 level"), ("CO2 Sensor", "Air Monitor")),
     "illuminance": (("illuminance", "light level", "brightness level"), ("Lux Sensor", "Illuminance")),
-    "voltage": (("voltage",), ("Voltage", "Mains Voltage")),
+    "voltage": (("voltage",), ("Voltage", "Line Voltage")),
     "current": (("current", "amperage", "current draw"), ("Current", "Amp Meter")),
     "speed": (("speed",), ("Speed", "Speedometer")),
     "wind_speed": (("wind speed", "wind"), ("Wind Sensor", "Anemometer")),
@@ -223,24 +223,27 @@ SENSOR_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pm25": (("pm2.5", "pm 2.5", "fine dust"), ("Particulate Sensor", "Dust Sensor")),
     "aqi": (("air quality", "air quality index", "aqi"), ("Air Quality", "Air Quality Sensor")),
     "sound_pressure": (("noise level", "sound level", "decibels"), ("Noise Meter", "Sound Meter")),
-    "distance": (("distance", "mileage", "range"), ("Distance Sensor", "Odometer", "Mileage")),
+    "distance": (("distance", "mileage", "range"), ("Distance Sensor", "Odometer", "Trip Meter")),
     "weight": (("weight",), ("Scale", "Weight")),
     "gas": (("gas usage", "gas consumption"), ("Gas Meter", "Gas Consumption")),
     "water": (("water usage", "water consumption"), ("Water Meter", "Water Consumption")),
     "signal_strength": (("signal strength", "signal", "wifi signal"), ("Signal", "Router Signal")),
     "data_rate": (("download speed", "upload speed", "data rate", "bandwidth"), ("Internet Speed", "Router")),
     "data_size": (("size", "file size", "disk usage"), ("Disk", "Storage", "Backup Size")),
-    "frequency": (("frequency",), ("Grid Frequency", "Frequency")),
+    "frequency": (("frequency",), ("Line Frequency", "Frequency")),
     "moisture": (("moisture", "soil moisture"), ("Soil Sensor", "Plant Sensor")),
     "monetary": (("price", "cost", "electricity price"), ("Electricity Price", "Energy Cost")),
-    "duration": (("duration", "remaining time", "run time"), ("Program Duration", "Cycle Time")),
+    "duration": (("duration", "remaining time", "run time"), ("Cycle Time", "Time Remaining")),
     "volatile_organic_compounds": (("voc", "voc level", "organic compounds"), ("VOC Sensor",)),
     "ozone": (("ozone", "ozone level"), ("Ozone Sensor",)),
     "irradiance": (("irradiance", "solar irradiance"), ("Pyranometer", "Solar Sensor")),
     "apparent_power": (("apparent power", "volt amperes"), ("Apparent Power", "Load")),
     "reactive_power": (("reactive power",), ("Reactive Power", "Inverter")),
     "power_factor": (("power factor",), ("Power Factor", "Grid Meter")),
-    "energy_storage": (("stored energy", "energy stored", "energy storage"), ("Home Battery", "Powerwall")),
+    "energy_storage": (
+        ("stored energy", "energy stored", "energy storage"),
+        ("Home Battery", "Battery Pack"),
+    ),
     "carbon_monoxide": (("carbon monoxide level", "co level"), ("CO Monitor",)),
     "nitrogen_dioxide": (("nitrogen dioxide", "no2"), ("NO2 Sensor",)),
     "nitrogen_monoxide": (("nitrogen monoxide", "nitric oxide"), ("NO Sensor",)),
@@ -250,8 +253,8 @@ SENSOR_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pm10": (("pm10", "pm 10", "coarse dust"), ("PM10 Sensor",)),
     "precipitation_intensity": (("rain rate", "rainfall rate", "precipitation intensity"), ("Rain Rate",)),
     "volume": (("volume of water", "tank volume", "fill volume"), ("Tank", "Water Tank")),
-    "volume_storage": (("stored volume", "volume stored", "tank level"), ("Buffer Tank", "Cistern")),
-    "date": (("date",), ("Next Birthday", "Next Holiday")),
+    "volume_storage": (("stored volume", "volume stored", "tank level"), ("Storage Tank", "Cistern")),
+    "date": (("date",), ("Next Holiday", "Bin Day", "Next Service")),
     "timestamp": (("last seen", "last changed", "time of"), ("Last Motion", "Last Seen")),
 }
 
