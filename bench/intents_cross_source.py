@@ -44,14 +44,16 @@ TARGETS = {"mean": 0.88, "worst": 0.80, "false_rejection": 0.06, "ece": 0.05}
 
 def table(results: list[FoldResult], temperature: float, bar: float, title: str) -> dict[str, float]:
     print(f"\n{title}")
-    print(f"{'left out':10s} {'in scope':>9s} {'false rej.':>10s} {'OOS rej.':>9s} {'ECE':>7s}   n in / out")
+    head = f"{'left out':10s} {'in scope':>9s} {'false rej.':>10s} {'OOS rej.':>9s} {'ECE':>7s}"
+    print(f"{head} {'slot F1':>8s}   n in / out")
     rows = []
     for r in results:
         m = fold_metrics(r, temperature, bar)
         rows.append(m)
         print(
             f"{r.source:10s} {m['in_scope_accuracy']:9.2%} {m['false_rejection']:10.2%} "
-            f"{m['oos_rejection']:9.2%} {m['ece']:7.4f}   {int(m['n_in_scope'])} / {int(m['n_oos'])}"
+            f"{m['oos_rejection']:9.2%} {m['ece']:7.4f} {m['slot_f1']:8.3f}   "
+            f"{int(m['n_in_scope'])} / {int(m['n_oos'])}"
         )
     acc = [m["in_scope_accuracy"] for m in rows]
     fr = [m["false_rejection"] for m in rows]

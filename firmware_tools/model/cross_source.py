@@ -48,6 +48,7 @@ class FoldResult:
     logits: np.ndarray
     gold: np.ndarray  # (N,) label index; OOS for out of scope
     texts: list[str] = field(default_factory=list)
+    slot_f1: float = float("nan")  # span F1 of the tagger on the in-scope rows with gold spans
 
 
 def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
@@ -91,6 +92,7 @@ def fold_metrics(res: FoldResult, temperature: float = 1.0, oos_bar: float = 0.0
         "false_rejection": float((pred[ins] == OOS).mean()) if ins.any() else float("nan"),
         "oos_rejection": float((pred[~ins] == OOS).mean()) if (~ins).any() else float("nan"),
         "ece": ece(conf, right),
+        "slot_f1": res.slot_f1,
     }
 
 
@@ -199,10 +201,24 @@ def run_folds(
         net = trainer("student", plan.student, run_plan.student_epochs)
         examples = eval_split(data_dir, source)
         enc = encode_intents(data.tok, examples)
-        logits = predict_logits(net, enc.ids)["intent"]
-        results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts))
+        out = predict_logits(net, enc.ids)
+        logits = out["intent"]
+        f1 = _span_f1(out["slots"], enc, examples)
+        results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts, f1))
         log(f"{source}: {fold_metrics(results[-1])}")
     return results
+
+
+def _span_f1(slot_logits: np.ndarray, enc: IntentArrays, examples: Sequence[Any]) -> float:
+    """Token-span F1 over the in-scope rows whose gold spans are known (nan when none are)."""
+    from firmware_tools.model.metrics import intent_metrics
+
+    rows = np.array([bool(e.intent) and e.spans_known and bool(e.spans) for e in examples])
+    if not rows.any():
+        return float("nan")
+    zeros = np.zeros((int(rows.sum()), len(INTENT_LABELS)), np.float32)
+    m = intent_metrics(zeros, slot_logits[rows], enc.intent[rows], enc.tags[rows], enc.ids[rows])
+    return float(m["slot_span_f1"])
 
 
 def _with_epochs(plan: Any, epochs: int) -> Any:
