@@ -34,7 +34,7 @@ import numpy as np
 
 from firmware_tools.model.dataset import INTENT_LABELS, IntentArrays, encode_intents
 
-__all__ = ["SOURCES", "FoldResult", "choose_calibration", "fold_metrics", "run_folds"]
+__all__ = ["SOURCES", "FoldResult", "choose_calibration", "fold_metrics", "run_folds", "train_folds"]
 
 SOURCES = ("clinc", "snips", "sgd")
 OOS = len(INTENT_LABELS) - 1
@@ -100,9 +100,9 @@ def choose_calibration(
     results: Sequence[FoldResult], min_oos_rejection: float = 0.95
 ) -> tuple[float, float]:
     """(temperature, oos_bar) from the pooled left-out predictions: the temperature of least
-    NLL, then the highest out-of-scope bar (the fewest false rejections) at which the pooled
-    out-of-scope rows are still rejected at ``min_oos_rejection`` (0, the plain argmax, when even
-    it does not reach it: a bar can only lower rejection)."""
+    NLL, then the highest out-of-scope bar (the fewest false rejections) at which the sources'
+    out-of-scope rows are still rejected at ``min_oos_rejection`` on average, each source weighing
+    the same (0, the plain argmax, when even it does not reach it: a bar only lowers rejection)."""
     logits = np.concatenate([r.logits for r in results])
     gold = np.concatenate([r.gold for r in results])
     best_t, best_nll = 1.0, np.inf
@@ -111,12 +111,13 @@ def choose_calibration(
         nll = float(-np.log(np.maximum(p, 1e-12)).mean())
         if nll < best_nll:
             best_t, best_nll = float(t), nll
-    probs = softmax(logits, best_t)
-    oos = gold == OOS
+    with_oos = [r for r in results if (r.gold == OOS).any()]
     best_bar = 0.0
     for bar in np.arange(0.0, 1.0, 0.01):
-        pred, _ = decide(probs, float(bar))
-        if (pred[oos] == OOS).mean() >= min_oos_rejection:
+        rejected = [
+            (decide(softmax(r.logits, best_t), float(bar))[0][r.gold == OOS] == OOS).mean() for r in with_oos
+        ]
+        if rejected and float(np.mean(rejected)) >= min_oos_rejection:
             best_bar = float(bar)
         else:
             break
@@ -149,9 +150,10 @@ def run_folds(
     held-out split (SGD: the full student unless ``retrain_sgd``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
-    from firmware_tools.model.train import make_targets, predict_logits
 
     plan = b.plan_for(tiny=False)
+    if epochs is not None:
+        plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
     cache = b._StageCache(work, (), log)
     data = b._load_data(tmp, plan, seed, (data_dir, log_dir), log, cache, None)
@@ -163,18 +165,29 @@ def run_folds(
     b._relabel_from_teacher(data, t_logits)
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
-    n_classes = {"intent": len(INTENT_LABELS), "slots": t_logits["slots"].shape[-1]}
-    n_classes.update({k: t_logits[k].shape[-1] for k in ("severity", "category", "anomaly")})
+    base = b.student_base(data, plan, t_logits)
+    return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log)
+
+
+def train_folds(
+    data: Any,
+    t_logits: dict[str, np.ndarray],
+    sentence: Any,
+    plan: Any,
+    base: dict[str, Any],
+    cache: Any,
+    seed: int,
+    sources: Sequence[str] = SOURCES,
+    retrain_sgd: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[FoldResult]:
+    """The folds on a build's in-memory stages: ``data`` (relabelled by the teacher),
+    ``t_logits`` (the teacher's outputs of its transfer rows) and the sentence targets."""
+    from firmware_tools.model import build as b
+    from firmware_tools.model.train import make_targets, predict_logits
+
+    n_classes = {"intent": len(INTENT_LABELS)}
     origins = np.array([getattr(e, "origin", "gen") for e in data.it_tr.examples])
-    base = dict(
-        vocab=data.tok.vocab_size,
-        max_len=plan.max_len,
-        n_intents=len(INTENT_LABELS),
-        n_tags=len(b.SLOT_TAGS),
-        n_severity=t_logits["severity"].shape[-1],
-        n_category=t_logits["category"].shape[-1],
-        sentence_dim=plan.sentence_dim,
-    )
     results = []
     for source in sources:
         keep = origins != source
@@ -194,18 +207,17 @@ def run_folds(
                 sentence.extra[:0] if drop_extra else sentence.extra,
             )
         targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
-        run_plan = plan if epochs is None else _with_epochs(plan, epochs)
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
-        trainer = b._StudentTrainer(base, targets, run_plan, seed, fold_cache)
-        net = trainer("student", plan.student, run_plan.student_epochs)
-        examples = eval_split(data_dir, source)
+        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache)
+        net = trainer("student", plan.student, plan.student_epochs)
+        examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)
         out = predict_logits(net, enc.ids)
         logits = out["intent"]
         f1 = _span_f1(out["slots"], enc, examples)
         results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts, f1))
-        log(f"{source}: {fold_metrics(results[-1])}")
+        log(f"left out {source}: {fold_metrics(results[-1])}")
     return results
 
 
