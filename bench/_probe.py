@@ -57,17 +57,22 @@ def jitter_result(probe: subprocess.Popen[str], timeout: float) -> list[float]:
 
 
 def subscribed_client(
-    port: int, client_id: str, on_message: Callable[[Any, Any, paho.MQTTMessage], None], topics: list[str]
+    port: int,
+    client_id: str,
+    on_message: Callable[[Any, Any, paho.MQTTMessage], None],
+    topics: list[str],
+    no_delay: bool = True,
 ) -> paho.Client:
-    """The bench's measuring client (MQTT 5, TCP_NODELAY, 1000 in flight), subscribed to ``topics``
-    at QoS 1 before it is returned."""
+    """The bench's measuring client (MQTT 5, 1000 in flight, TCP_NODELAY unless ``no_delay`` is
+    False: a stock client), subscribed to ``topics`` at QoS 1 before it is returned."""
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
     client.max_inflight_messages_set(1000)
     client.on_message = on_message
     subscribed = threading.Event()
     client.on_subscribe = lambda *_a: subscribed.set()
     client.connect("127.0.0.1", port)
-    nodelay(client)
+    if no_delay:
+        nodelay(client)
     client.loop_start()
     client.subscribe([(t, 1) for t in topics])
     if not subscribed.wait(10):

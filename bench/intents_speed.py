@@ -104,16 +104,18 @@ def _vm_hwm_kb(pid: int) -> int:
     raise SystemExit(f"no VmHWM in /proc/{pid}/status")
 
 
-# The floor under the CLI's RSS: the libraries it cannot do without, with the intent graph's
-# interpreters (its fused file when the bundle has one) created and invoked once, and no
-# edge_agent code; OpenSSL kept out as the CLI does. argv: backend module, bundle dir.
+# The floor under the CLI's RSS: the libraries it cannot do without, loaded as the CLI loads
+# them (numpy with its unused parts lazy, no OpenSSL: commands/_lean.py), with the intent graph
+# (its fused file when the bundle has one) compiled as the runtime does (litert: LiteRT's C API,
+# litert_c.compile_resident; tflite-runtime: its interpreter) and invoked once, and no other
+# edge_agent code. argv: backend name, bundle dir.
 _FLOOR = """
 import json, sys
-sys.modules["_hashlib"] = None
 from pathlib import Path
+from edge_agent.commands._lean import lean_start
+lean_start(openssl=False)
 import numpy as np
 import sentencepiece
-interpreter = __import__(sys.argv[1], fromlist=["Interpreter"])
 root = Path(sys.argv[2])
 manifest = json.loads((root / "manifest.json").read_text())
 sp = sentencepiece.SentencePieceProcessor()
@@ -121,15 +123,21 @@ sp.Load(str(root / manifest["tokenizer"]["file"]))
 files = {s["name"]: s["file"] for s in manifest["segments"]}
 fused = manifest.get("fused", {}).get("intents")
 for file in [fused["file"]] if fused else [files[n] for n in manifest["graphs"]["intents"]]:
-    it = interpreter.Interpreter(model_path=str(root / file), num_threads=1)
-    it.allocate_tensors()
+    it = None
+    if sys.argv[1] == "litert":
+        from edge_agent.runtime.litert_c import compile_resident
+        it = compile_resident(root / file, 1)
+    if it is None:
+        module = {"litert": "ai_edge_litert.interpreter", "tflite-runtime": "tflite_runtime.interpreter"}
+        interpreter = __import__(module[sys.argv[1]], fromlist=["Interpreter"])
+        it = interpreter.Interpreter(model_path=str(root / file), num_threads=1)
+        it.allocate_tensors()
     for d in it.get_input_details():
         it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
     it.invoke()
     globals().setdefault("keep", []).append(it)
 print([l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM:")][0].split()[1])
 """
-_BACKEND_MODULES = {"litert": "ai_edge_litert.interpreter", "tflite-runtime": "tflite_runtime.interpreter"}
 
 
 def floor_rss(bundle: str | None, backend: str) -> float:
@@ -137,9 +145,10 @@ def floor_rss(bundle: str | None, backend: str) -> float:
     from edge_agent.runtime.bundle import default_bundle_path
 
     root = str(Path(bundle) if bundle else default_bundle_path())
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(
-        [sys.executable, "-c", _FLOOR, _BACKEND_MODULES[backend], root],
-        capture_output=True, check=True, cwd=tempfile.gettempdir(),
+        [sys.executable, "-c", _FLOOR, backend, root],
+        capture_output=True, check=True, cwd=tempfile.gettempdir(), env=env,
     ).stdout
     return int(out.split()[-1]) / 1024.0
 
@@ -266,8 +275,8 @@ def main() -> int:
     )
     print(f"edge_agent modules of that process: {source}")
     print(
-        f"the same libraries alone (numpy, sentencepiece, {info['backend']}, the intent graph's "
-        f"interpreters, no edge_agent code): {floor_rss(args.bundle, info['backend']):.1f} MB"
+        f"the same libraries alone (numpy, sentencepiece, {info['backend']}, the intent graph compiled "
+        f"as the runtime does, no other edge_agent code): {floor_rss(args.bundle, info['backend']):.1f} MB"
     )
     if theirs:
         h_wall, h_cpu = _medians(theirs)

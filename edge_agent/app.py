@@ -16,29 +16,24 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import structlog
 
 from edge_agent.bridges.common import HomeBinding
-from edge_agent.bridges.control import ControlHandler, ControlledRecognizer, Controller, control_route
-from edge_agent.bridges.hermes import HermesHandler, hermes_route
-from edge_agent.bridges.homeassistant import HaBridge, HaHandler
-from edge_agent.bridges.wyoming import wyoming_service
 from edge_agent.config import Config
 from edge_agent.custom_intents import CustomIntents
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
 from edge_agent.hotswap import BundleSwap
 from edge_agent.messages import status as status_msg
-from edge_agent.messages.control import ControlReply
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
 from edge_agent.pipeline.bundle_command import BundleCommandHandler, bundle_route
-from edge_agent.pipeline.core import Envelope, Handler, Outcome, Registry
+from edge_agent.pipeline.core import Envelope, Handler, HandlerBase, Outcome, Registry
 from edge_agent.pipeline.dedup import Deduplicator, RateLimiter
 from edge_agent.pipeline.handlers import (
     DeadLetters,
@@ -60,6 +55,10 @@ from edge_agent.store.outbox import DurablePublisher, Outbox
 from edge_agent.transport.base import Publisher, PublishOutcome
 from edge_agent.transport.links import SessionLinks
 from edge_agent.transport.mqtt import MqttTransport
+
+if TYPE_CHECKING:  # the bridges are imported where they are built: a bridge that is off costs nothing
+    from edge_agent.bridges.control import Controller
+    from edge_agent.bridges.homeassistant import HaBridge
 
 __all__ = ["Agent", "configure_logging", "run_agent"]
 
@@ -88,7 +87,7 @@ def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -
     )
 
 
-class _NoLogService:
+class _NoLogService(HandlerBase):
     """Stands in when the build has no log service: every log input goes to the DLQ, with the reason."""
 
     kind = "logs"
@@ -101,6 +100,27 @@ class _NoLogService:
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]:
         return [self.dead.outcome(env, "log summaries are not available in this build") for env in batch]
+
+
+class Service(Protocol):
+    """A bridge's server with a life of its own (the Wyoming service)."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def set_intents(self, intents: Sequence[str], custom: Collection[str]) -> None: ...
+
+
+class _NoService:
+    """Stands in for a server whose feature is off."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def set_intents(self, intents: Sequence[str], custom: Collection[str]) -> None:
+        pass
 
 
 class _FollowingHome:
@@ -172,14 +192,24 @@ class Agent:
         self.pipeline.runtime_stats = self._runtime_stats
         self.pipeline.sla_stats = self.sla.stats
         self._pipeline = self.pipeline
+        self.wyoming = self._wyoming()
+        self.wyoming.set_intents(self.intent_names, self.custom.names)
+        self.custom.lock = self.intents_handler.lock  # examples are embedded with the model in service
+        self.custom.on_change = self._custom_changed
+
+    def _wyoming(self) -> Service:
+        """The Wyoming server when ``wyoming.enabled``; the package (and asyncio's server side)
+        is imported only then."""
+        cfg = self.config.wyoming
+        if not cfg.enabled:
+            return _NoService()
+        from edge_agent.bridges.wyoming import wyoming_service
+
         intents = self.intents_handler
-        self.wyoming = wyoming_service(
-            config.wyoming, config.site_id, intents, intents.lock, lambda: intents.model_id,
+        return wyoming_service(
+            cfg, self.config.site_id, intents, intents.lock, lambda: intents.model_id,
             self.intent_names, self.pipeline,
         )
-        self.wyoming.custom = frozenset(self.custom.names)
-        self.custom.lock = intents.lock  # examples are embedded with the model in service
-        self.custom.on_change = self._custom_changed
 
     def _transports(self, bulk_kinds: frozenset[str]) -> tuple[MqttTransport, MqttTransport | None]:
         """The main session (status, Will, transcripts and commands) and, with
@@ -323,6 +353,8 @@ class Agent:
         cfg = self.config.control
         if not cfg.enabled:
             return None
+        from edge_agent.bridges.control import Controller
+
         store = FileStore(Path(cfg.state_dir) if cfg.state_dir else self.state_dir)
         controller = Controller(
             cfg, intents=intents, store=store, base_home=self.homes.home, custom=self.custom
@@ -334,6 +366,8 @@ class Agent:
         cfg = self.config.homeassistant
         if not cfg.enabled:
             return None
+        from edge_agent.bridges.homeassistant import HaBridge
+
         store = FileStore(self.state_dir) if self.state_dir is not None else None  # states survive a restart
         return HaBridge(
             cfg, self.topics, intents=intents, model_id=model_id, lock=self.bridge_lock, store=store
@@ -343,14 +377,21 @@ class Agent:
         """Hermes, control, Home Assistant: they recognize with whatever the intent handler serves."""
         cfg, ha = self.config, self.ha
         if cfg.hermes.enabled:
+            from edge_agent.bridges.hermes import HermesHandler, hermes_route
+
             on_intent = ha.on_intent if ha is not None else None
             self.registry.add(hermes_route(), HermesHandler(intents, cfg.hermes, intents.lock, on_intent))
         if self.controller is not None:
+            from edge_agent.bridges.control import ControlHandler, control_route
+            from edge_agent.messages.control import ControlReply
+
             reply = cfg.control.reply_topic or ControlReply.topic(self.topics)
             retire = ha.retire if ha is not None else None
             handler = ControlHandler(self.controller, reply, self.bridge_lock, self.homes, retire)
             self.registry.add(control_route(cfg.control, self.topics), handler)
         if ha is not None:
+            from edge_agent.bridges.homeassistant import HaHandler
+
             learner = self.controller if cfg.control.learn_from_homeassistant else None
             self.registry.add(ha.route(learner is not None), HaHandler(ha, learner, self.homes))
 
@@ -358,6 +399,8 @@ class Agent:
         """The recognizer the handlers use: with runtime control on, its results filtered by it."""
         if self.controller is None:
             return recognizer
+        from edge_agent.bridges.control import ControlledRecognizer
+
         return ControlledRecognizer(recognizer, self.controller)
 
     def _small_recognizer(self, engines: Engines) -> Callable[[], RecognizerLike] | None:
@@ -391,8 +434,7 @@ class Agent:
         config. Lock-free (each list is replaced whole): a control ``reload`` calls this while
         holding the bridges' lock."""
         self.intent_names = self.builtin_names + [i for i in names if i not in self.builtin_names]
-        self.wyoming.intents = list(self.intent_names)
-        self.wyoming.custom = frozenset(names)
+        self.wyoming.set_intents(self.intent_names, names)
         if self.controller is not None:
             self.controller.intents = tuple(self.intent_names)
         if self.ha is not None:

@@ -18,9 +18,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from edge_agent.bridges.control import ControlConfig
-from edge_agent.bridges.hermes import HermesConfig
-from edge_agent.bridges.homeassistant import HomeAssistantConfig
+from edge_agent.bridges.control_config import ControlConfig
+from edge_agent.bridges.hermes_config import HermesConfig
+from edge_agent.bridges.homeassistant_config import HomeAssistantConfig
 from edge_agent.bridges.wyoming_config import WyomingConfig
 from edge_agent.errors import ConfigError
 from edge_agent.logs.config import LogsConfig

@@ -42,6 +42,15 @@ class GateLogService:
     def tick(self, now: float) -> list[Outgoing]:
         return []
 
+    def flush(self, now: float) -> list[Outgoing]:
+        return []
+
+    def swap_model(self, model: object) -> None:
+        pass
+
+    def limit_lines(self, max_chars: int | None) -> None:
+        pass
+
 
 def config_for(broker: TestBroker, site: str, *, bulk: bool = True, **pipeline: Any) -> Config:
     section = broker.agent_mqtt()

@@ -24,7 +24,7 @@ from edge_agent.runtime.delegates import (
     make_interpreter,
     prepare,
 )
-from edge_agent.runtime.model import SegmentRunner
+from edge_agent.runtime.runner import SegmentRunner
 
 
 def _run_segment(

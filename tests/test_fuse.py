@@ -16,7 +16,8 @@ import pytest
 from edge_agent.errors import BundleError, InferenceError
 from edge_agent.runtime.backend import load_backend
 from edge_agent.runtime.bundle import MANIFEST, Bundle, default_bundle_path, load_bundle
-from edge_agent.runtime.model import Model, SegmentChain, SegmentRunner
+from edge_agent.runtime.model import Model, SegmentChain
+from edge_agent.runtime.runner import SegmentRunner
 from edge_agent.runtime.segments import SegmentExecutor
 
 ROOT = Path(__file__).resolve().parent.parent

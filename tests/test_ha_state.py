@@ -15,7 +15,7 @@ from edge_agent.bridges.homeassistant import HA_STATE_KEY, HaBridge, HaHandler, 
 from edge_agent.messages.discovery import HaDiscovery
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.schema import INTENTS
-from edge_agent.pipeline.core import Envelope, Outcome, Output
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output
 from edge_agent.store import FileStore
 from edge_agent.transport.base import Inbound
 
@@ -36,7 +36,7 @@ def _eco(state_dir: Path | None, **ha: Any) -> HaBridge:
     )
 
 
-class _Alerts:
+class _Alerts(HandlerBase):
     """An input handler whose outputs are one alert of source zigbee per input."""
 
     kind = "logs"

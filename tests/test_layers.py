@@ -129,3 +129,61 @@ def test_the_rules_see_a_violation() -> None:
     assert _is_private(imports[0][1][0])
     assert "_lock" not in _defined_privates(bad)
     assert _part("edge_agent.nlu.tokenizer") == "nlu" and "nlu" not in ALLOWED["runtime"]
+
+
+def _run_time_imports(tree: ast.Module) -> Iterator[tuple[str, list[str], int]]:
+    """:func:`_imports` without those under ``if TYPE_CHECKING:`` (annotations only)."""
+    hidden = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in hidden]
+    yield from _imports(ast.Module(body=found, type_ignores=[]))
+
+
+def import_graph(modules: list[tuple[str, ast.Module]]) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports, at any depth (a function-level import counts:
+    it runs too), ``from pkg import mod`` resolved to the submodule."""
+    names = {name for name, _ in modules}
+    graph: dict[str, set[str]] = {}
+    for name, tree in modules:
+        edges: set[str] = set()
+        for module, taken, _line in _run_time_imports(tree):
+            subs = [f"{module}.{n}" for n in taken if f"{module}.{n}" in names]
+            edges.update(subs or ([module] if module in names else []))
+        graph[name] = edges - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others."""
+    reach: dict[str, set[str]] = {}
+    for start in graph:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        reach[start] = seen
+    groups = {frozenset({m} | {o for o in reach[m] if m in reach[o]}) for m in graph if m in reach[m]}
+    return sorted(sorted(g) for g in groups)
+
+
+def test_no_import_cycles() -> None:
+    """No module of ours imports one that imports it back, even lazily (a function-level import
+    that closes a circle works only by the order modules happen to load in)."""
+    graph = import_graph([(name, tree) for name, _path, tree in _modules()])
+    assert not cycles(graph), f"import cycles: {cycles(graph)}"
+
+
+def test_the_cycle_check_sees_a_lazy_circle() -> None:
+    a = ast.parse("from edge_agent.b import thing\n")
+    lazy = ast.parse("def f():\n    from edge_agent.a import other\n")
+    hidden = ast.parse("if TYPE_CHECKING:\n    from edge_agent.a import x\n")
+    found = cycles(import_graph([("edge_agent.a", a), ("edge_agent.b", lazy)]))
+    assert found == [["edge_agent.a", "edge_agent.b"]]
+    assert cycles(import_graph([("edge_agent.a", a), ("edge_agent.b", hidden)])) == []

@@ -10,6 +10,8 @@ from collections import Counter
 import pytest
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from edge_agent.logs.parse import parse_line
+from firmware_tools.data import log_chatter
 from firmware_tools.data import logs as logs_module
 from firmware_tools.data.logs import EVENTS, _procedural_category, generate
 
@@ -80,3 +82,53 @@ def test_procedural_line_without_a_level_is_labelled_by_its_wording(monkeypatch:
     data = [logs_module._example(r, procedural_share=1.0) for _ in range(2000)]
     assert all(e.severity == ("error" if e.anomaly else "info") for e in data)
     assert {e.category for e in data} == {"storage", "network", "application"}
+
+
+def test_routine_chatter_is_plentiful_routine_and_mostly_without_a_level(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    r = random.Random(11)
+    picked = [logs_module._pick_event(r) for _ in range(5000)]
+    quiet_routine = [e for e in picked if e.quiet and not e.anomaly]
+    assert len(quiet_routine) > 0.25 * len(picked)  # of the written events; 55% of all lines
+    chatter = tuple(e for e in EVENTS if e.quiet)
+    assert len(chatter) == len(log_chatter.ROUTINE) + len(log_chatter.FAULTS)
+    monkeypatch.setattr(logs_module, "EVENTS", chatter)
+    data = [logs_module._example(r, procedural_share=0.0) for _ in range(3000)]
+    routine = [e for e in data if not e.anomaly]
+    assert len(routine) > 1900 and all(e.severity in ("info", "notice") for e in routine)
+    assert all(e.severity in ("error", "critical") for e in data if e.anomaly)
+    stated = [e for e in routine if parse_line(e.line).level is not None]
+    assert len(stated) < 0.3 * len(routine)  # the model must read these as routine from their words
+
+
+def test_boot_inventory_is_kernel_and_quiet_faults_are_severe_anomalies() -> None:
+    for cat, sev, anomaly, _apps, templates in log_chatter.ROUTINE:
+        assert not anomaly and sev in ("info", "notice")
+        if any("BIOS" in t or "PCI" in t or "Power Button" in t for t in templates):
+            assert cat == "kernel"
+    wordless = 0
+    for _cat, sev, anomaly, _apps, templates in log_chatter.FAULTS:
+        assert anomaly and sev in ("error", "critical")
+        wordless += sum(not re.search(r"error|fail", t, re.I) for t in templates)
+    assert wordless >= 40  # faults in their own words, not only in "error"/"failed"
+    r = random.Random(12)
+    picked = [logs_module._pick_event(r) for _ in range(5000)]
+    assert sum(e.quiet and e.anomaly for e in picked) > 0.06 * len(picked)
+
+
+def test_lines_quoted_as_mislabelled_in_the_issue_stay_out_of_the_generator() -> None:
+    """The bench measures generalization on these (issue 29), so they must not be training data."""
+    written = " ".join(t for e in EVENTS for t in e.templates).lower()
+    for phrase in (
+        "selecting previously unselected package",
+        "to provide",
+        "falling back to frontend",
+        "mhz processor",
+        "execute disable",
+        "paravirtualized kernel",
+        "gb pages for direct mapping",
+        "dmi not present",
+        "nmi watchdog permanently disabled",
+    ):
+        assert phrase not in written, phrase

@@ -1,14 +1,18 @@
-"""LineClassifier with the real shipped bundle (real tokenizer, real TFLite interpreter): one
-model run per template, labels from the manifest's inventories, per-line parameter rules."""
+"""Labels with the real shipped bundle (real tokenizer, real TFLite interpreter), through
+``LogService.process`` as ``edge-agent logs classify`` runs it: one model run per template, labels
+from the manifest's inventories, per-line parameter rules, heads chosen by the manifest."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 
-from edge_agent.logs.classifier import HEADS, LineClassifier, severity_rank, trusted_heads
+from edge_agent.logs.classifier import HEADS, severity_rank, trusted_heads
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from edge_agent.logs.service import LogService
+from edge_agent.records.logs import LogLabel
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle
 from edge_agent.runtime.model import Model
 
@@ -28,53 +32,75 @@ LINES = [
 ]
 
 
+def _service(model: Model | None, heads: tuple[str, ...] | None = HEADS) -> LogService:
+    """A fresh log service labelling with ``model``, using ``heads`` of it (None: those its
+    manifest vouches for)."""
+    svc = LogService(model=model)
+    if model is not None and heads is not None:
+        svc.classifier.swap_model(model, heads)
+    return svc
+
+
+def _labels(svc: LogService, lines: list[str], source: str = "gw") -> list[LogLabel]:
+    return [r.label for r in svc.process(lines, source)]
+
+
 def test_model_runs_once_per_template(model: Model) -> None:
-    clf = LineClassifier(model, heads=HEADS)
+    svc = _service(model)
     lines = [t.format(i=i) for i in range(8) for t in LINES]
-    labels = clf.classify(lines)
+    labels = _labels(svc, lines)
     assert len(labels) == len(lines)
-    assert clf.model_runs == len(clf.miner) == len(LINES)
+    assert svc.classifier.model_runs == len(svc.miner) == len(LINES)
     for label in labels:
         assert label.severity in SEVERITIES and label.category in CATEGORIES
         assert 0.0 <= label.score <= 1.0
-    again = clf.classify([LINES[0].format(i=9)])
-    assert clf.model_runs == len(LINES)  # cached
-    assert again[0] == labels[0]
+    _labels(svc, [LINES[0].format(i=9)])
+    assert svc.classifier.model_runs == len(LINES)  # cached
 
 
 def test_parameter_changes_meaning_of_a_cached_template(model: Model) -> None:
-    clf = LineClassifier(model, heads=HEADS)
-    ok, bad = clf.classify(["pump-2 exited with code 0", "pump-2 exited with code 137"])
-    assert clf.model_runs == 1
-    match = clf.miner.add("pump-2 exited with code 5")
-    (base,) = clf.template_labels([(match.template_id, match.template, "pump-2 exited with code 0")])
-    assert clf.model_runs == 1  # cached
-    assert (ok.severity, ok.score) == (base.severity, base.score)  # nothing in "code 0" to flag
-    assert bad.anomaly and bad.score >= max(0.7, base.score)
-    assert severity_rank(bad.severity) >= severity_rank("error")
+    svc = _service(model)
+    (ok,) = svc.process(["pump-2 exited with code 0"], "pump-2")
+    (bad,) = svc.process(["pump-2 exited with code 137"], "pump-3")  # a source of its own: no history
+    assert svc.classifier.model_runs == 1  # one template, labelled once
+    assert not ok.label.anomaly  # nothing in "code 0" to flag
+    assert bad.label.anomaly and severity_rank(bad.label.severity) >= severity_rank("error")
+    assert bad.label.score > ok.label.score
 
 
 def test_source_level_wins_for_severity(model: Model) -> None:
-    clf = LineClassifier(model, heads=HEADS)
-    (label,) = clf.classify(['{"msg": "bridge restarted", "level": "notice"}'])
+    (label,) = _labels(_service(model), ['{"msg": "bridge restarted", "level": "notice"}'])
     assert label.severity == "notice"
+    (label,) = _labels(_service(model), ["<11>1 2026-01-01T00:00:00Z gw app - - - bridge restarted"])
+    assert label.severity == "error"  # PRI 11: user.err
 
 
 def test_without_model_keyword_fallback() -> None:
-    clf = LineClassifier(None)
-    panic, calm = clf.classify(["Kernel panic - not syncing: VFS", "zigbee network formed on channel 15"])
+    panic, calm = _labels(
+        _service(None), ["Kernel panic - not syncing: VFS", "zigbee network formed on channel 15"]
+    )
     assert panic.severity == "critical" and panic.anomaly
     assert calm.severity == "info" and not calm.anomaly and calm.category == "wireless"
 
 
-def test_heads_follow_the_manifest_metrics(model: Model) -> None:
-    metrics = model.bundle.manifest.get("metrics", {}).get("student_int8", {})
-    heads = trusted_heads(model)
-    assert ("anomaly" in heads) == (metrics.get("anomaly_f1", 1.0) >= 0.5)
-    assert ("severity" in heads) == (metrics.get("severity_accuracy", 1.0) >= 0.6)
-    clf = LineClassifier(model)
-    clf.classify(["Feb  3 04:00:01 gw systemd[1]: Started Modbus bridge instance 1."])
-    assert clf.model_runs == (1 if heads else 0)
+def _with_manifest(metrics: dict[str, float] | None) -> SimpleNamespace:
+    manifest = {} if metrics is None else {"metrics": {"student_int8": metrics}}
+    return SimpleNamespace(bundle=SimpleNamespace(manifest=manifest))
+
+
+def test_a_head_the_manifest_reports_as_poor_is_not_used(model: Model) -> None:
+    poor_severity = {"severity_accuracy": 0.05, "category_accuracy": 0.99, "anomaly_f1": 0.99}
+    assert trusted_heads(_with_manifest(poor_severity)) == {"category", "anomaly"}
+    assert trusted_heads(_with_manifest(None)) == set(HEADS)  # no metrics: trusted
+    assert trusted_heads(None) == frozenset()
+    # without its severity head, severity comes from the words, as with no model at all
+    line = "Feb  3 04:00:01 gw gatewayd[7]: poll cycle failed on bus 2"
+    (mixed,) = _labels(_service(model, ("category", "anomaly")), [line])
+    (words,) = _labels(_service(None), [line])
+    assert mixed.severity == words.severity == "error"
+    svc = _service(model, ())
+    _labels(svc, [line])
+    assert svc.classifier.model_runs == 0  # no head used: the model is not run
 
 
 # Routine link-up lines as network drivers print them (e1000/igb, fec, r8169, smsc95xx; written for
@@ -92,14 +118,14 @@ LINK_DOWN = ["kernel: eth0: Link is Down", "kernel: igb 0000:01:00.0 eth0: igb: 
 
 @pytest.mark.parametrize("line", LINK_UP)
 def test_link_up_is_routine(model: Model, line: str) -> None:
-    (label,) = LineClassifier(model, heads=HEADS).classify([line])
+    (label,) = _labels(_service(model), [line])
     assert not label.anomaly, label
     assert severity_rank(label.severity) < severity_rank("warning")
 
 
 @pytest.mark.parametrize("line", LINK_DOWN)
 def test_link_down_is_flagged(model: Model, line: str) -> None:
-    (label,) = LineClassifier(model, heads=HEADS).classify([line])
+    (label,) = _labels(_service(model), [line])
     assert label.anomaly, label
 
 
@@ -116,7 +142,7 @@ ROUTINE_NETWORK = [
 
 @pytest.mark.parametrize("line", ROUTINE_NETWORK)
 def test_lease_renewals_address_records_and_time_sync_are_routine(model: Model, line: str) -> None:
-    (label,) = LineClassifier(model, heads=HEADS).classify([line])
+    (label,) = _labels(_service(model), [line])
     assert not label.anomaly, label
     assert severity_rank(label.severity) < severity_rank("warning")
 
@@ -124,8 +150,12 @@ def test_lease_renewals_address_records_and_time_sync_are_routine(model: Model, 
 def test_an_unsure_category_is_reported_as_other() -> None:
     from edge_agent.logs.classifier import CATEGORY_MIN_P, pick_label
 
-    labels = ["kernel", "network", "other"]
-    assert pick_label(labels, [4.0, 0.0, 0.0], "other", CATEGORY_MIN_P) == "kernel"  # p = 0.96
-    assert pick_label(labels, [0.3, 0.2, 0.1], "other", CATEGORY_MIN_P) == "other"  # p = 0.37
-    assert pick_label(labels, [0.3, 0.2, 0.1], "other") == "kernel"  # no floor: the argmax
-    assert pick_label(labels, [0.0, 0.0, 0.0, 9.0], "other") == "other"  # beyond the labels
+    labels = list(CATEGORIES)
+    sure = [0.0] * len(labels)
+    sure[labels.index("storage")] = 9.0
+    assert pick_label(labels, sure, "other", CATEGORY_MIN_P) == "storage"
+    torn = [0.0] * len(labels)  # every category equally likely: the model has no idea
+    torn[labels.index("storage")] = 0.01
+    assert pick_label(labels, torn, "other", CATEGORY_MIN_P) == "other"
+    assert pick_label(labels, torn, "other") == "storage"  # without a floor: the most likely
+    assert pick_label(labels[:3], [0.0, 0.0, 0.0, 9.0], "other") == "other"  # beyond the labels

@@ -102,14 +102,16 @@ def test_a_warning_in_the_words_counts_before_warm_up() -> None:
 
 
 def test_a_stated_critical_failure_stays_flagged_while_it_repeats() -> None:
-    """A FATAL line whose words name a failure is an incident each time; a FATAL line whose
-    words name nothing (a register dump after the crash) becomes routine like any other."""
+    """A FATAL line whose words name a failure is flagged each time; a FATAL line whose words name
+    nothing (a register dump after the crash) is never an anomaly of its own: it joins the
+    incident of the failure before it (incidents.py)."""
     svc = LogService()
     failure = "2026-01-05 09:00:{s:02d},001 FATAL [dma] Read failed on channel {i}: I/O error"
     dump = "2026-01-05 09:00:{s:02d},001 FATAL [dma] r{i:02d}=0x{i:08x} r{j:02d}=0x{j:08x}"
     lines = []
     for i in range(60):
         lines += [failure.format(s=i, i=i), dump.format(s=i, i=i % 32, j=(i + 1) % 32)]
-    flags = _flags(svc, lines, "node-7")
-    assert all(flags[0::2])
-    assert any(flags[1::2]) and not any(flags[1::2][20:])
+    results = svc.process(lines, "node-7")
+    assert all(r.label.anomaly for r in results[0::2])
+    assert not any(r.label.anomaly for r in results[1::2])
+    assert all(r.incident == results[0].incident for r in results) and results[0].opens

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from typing import Any
 
 import jsonschema
 import pytest
 
+from edge_agent.logs.config import LogsConfig
 from edge_agent.messages.alert import AlertMessage
 from edge_agent.messages.summary import SummaryMessage
 from edge_agent.messages.topics import SiteTopics
@@ -85,7 +87,7 @@ def test_alert_golden() -> None:
         values={"device": {"distinct": 2, "top": [["burner1", 3], ["burner2", 1]]}},
     )
     assert msg.to_dict() == {
-        "schema": "edge-agent/log-alert/2",
+        "schema": "edge-agent/log-alert/3",
         "source": "boiler",
         "at": 12.5,
         "line_ts": None,
@@ -97,6 +99,7 @@ def test_alert_golden() -> None:
         "score": 0.93,
         "suppressed": 0,
         "values": {"device": {"distinct": 2, "top": [["burner1", 3], ["burner2", 1]]}},
+        "joined": 0,
         "headline": "boiler CRITICAL thermal: flame failure lockout (2 devices, top burner1 (3))",
     }
     jsonschema.validate(msg.to_dict(), _schema("alert.schema.json"))
@@ -136,8 +139,9 @@ def test_summary_and_alert_say_who_and_where() -> None:
     top = [["203.0.113.7", 6], ["198.51.100.23", 3], ["192.0.2.41", 1]]
     assert story["values"]["ip"] == {"distinct": 3, "top": top}
     assert story["values"]["user"]["top"] == [["admin", 10]]
-    assert "10× Failed password for <*> from <*> port <*> from 3 IPs, top 203.0.113.7 (6)" in (
-        summary["headline"]
+    assert (
+        "10× Failed password for admin from <*> port <*> from 3 IPs, top 203.0.113.7 (6)"
+        in (summary["headline"])
     )
     alerts = [o.payload for o in out if o.topic_suffix == "alert/sshd"]
     assert alerts and alerts[0]["values"]["ip"]["top"][0] == ["203.0.113.7", 1]
@@ -145,15 +149,79 @@ def test_summary_and_alert_say_who_and_where() -> None:
         jsonschema.validate(alert, _schema("alert.schema.json"))
 
 
-def test_headline_counts_what_lines_say_not_model_guesses() -> None:
+def _headline_counts(headline: str) -> dict[str, int]:
+    counts = dict.fromkeys(("critical", "error", "warning"), 0)
+    for n, word in re.findall(r"(\d+) (critical|errors?|warnings?)\b", headline.split(";")[0]):
+        counts[word.rstrip("s")] = int(n)
+    return counts
+
+
+def test_headline_counts_are_the_summary_counts() -> None:
     from edge_agent.logs.service import LogService
 
-    svc = LogService()  # keyword labels: "enabled" says nothing, "[ERROR]" and "failed" do
+    svc = LogService()
     lines = ["2026-01-05 09:00:01 0 [Note] Plugin 'FEEDBACK' is disabled."] * 3 + [
         "2026-01-05 09:00:02 0 [ERROR] Plugin 'unix_socket' init function returned error.",
         "Jan  5 09:00:03 gw kernel: usb 1-1: device descriptor read/64, failed",
+        "Jan  5 09:00:04 gw kernel: Kernel panic - not syncing: Attempted to kill init!",
+        "2026-01-05 09:00:05 0 [Warning] Aborted connection 7 to db",
     ]
     out = svc.ingest("db", lines, now=1.0) + svc.flush(2.0)
     [summary] = [o.payload for o in out if o.topic_suffix == "summary/db"]
-    assert summary["headline"].startswith("db: 5 lines, 2 errors; 1× ")
-    assert summary["story"]["count"] == 1 and summary["severity_counts"]["notice"] == 3
+    counts = summary["severity_counts"]
+    assert _headline_counts(summary["headline"]) == {k: counts[k] for k in ("critical", "error", "warning")}
+    assert summary["headline"].startswith("db: 7 lines, 1 critical, 2 errors, 1 warning; ")
+
+
+def test_headline_shows_constant_values_and_cuts_only_between_words() -> None:
+    from edge_agent.logs.service import LogService
+
+    start = (
+        "2026-01-05 09:00:{i:02d} 0 [ERROR] Starting MariaDB 10.11.6 source revision 3d8f2a1 as process {i}"
+    )
+    svc = LogService(config=LogsConfig(window_s=3600))
+    out = svc.ingest("db", [start.format(i=i) for i in range(5)], now=1.0) + svc.flush(2.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/db"]
+    assert (
+        summary["top_templates"][0]["template"] == "Starting MariaDB <*> source revision <*> as process <*>"
+    )
+    story = "5× Starting MariaDB 10.11.6 source revision 3d8f2a1 as process <*>"
+    assert summary["headline"].split("; ")[1] == story
+
+    quoted = "'the server was upgraded without running the upgrade tool, run it now'"
+    line = "2026-01-05 09:01:{i:02d} 0 [ERROR] Table mysql.plugin is missing; " + quoted + " says the log {i}"
+    svc = LogService(config=LogsConfig(window_s=3600))
+    out = svc.ingest("db", [line.format(i=i) for i in range(6)], now=1.0) + svc.flush(2.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/db"]
+    headline = summary["headline"]
+    assert len(headline) <= 160 and "6× Table mysql.plugin is missing" in headline
+    assert quoted in headline or "'the" not in headline  # a quoted phrase whole, or not at all
+    assert all(
+        word in line or word in ("…", "<*>") for word in headline.split("6× ")[1].split("; ")[0].split()
+    )
+
+
+def test_text_is_shortened_between_words_and_outside_quotes() -> None:
+    from edge_agent.messages.text import shorten
+
+    assert shorten("short enough", 20) == "short enough"
+    assert (
+        shorten("debconf: falling back to frontend 'Read line' now", 40)
+        == "debconf: falling back to frontend …"
+    )
+    assert shorten("a 'quoted phrase that is long' b", 20) == "a …"
+    assert shorten("Supercalifragilistic", 10) == ""
+    alert = AlertMessage(
+        source="gw",
+        at=1.0,
+        line="mmc0: timeout waiting for hardware interrupt " + "while reading the card " * 8,
+        template_id=1,
+        template="x",
+        severity="error",
+        category="storage",
+        score=0.9,
+        joined=3,
+    )
+    head = alert.headline
+    assert head.startswith("gw ERROR storage: mmc0: timeout waiting") and head.endswith(" … (+3 lines)")
+    assert " car …" not in head and "(+3 lines)" in head

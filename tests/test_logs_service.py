@@ -112,9 +112,10 @@ def test_critical_anomaly_alerts_from_the_same_ingest_call() -> None:
     assert len(alerts) == 1 and out[0].topic_suffix == "alert/gw"
     jsonschema.validate(alerts[0], ALERT)
     assert alerts[0]["line"] == PANIC and alerts[0]["severity"] == "critical" and alerts[0]["at"] == 10.0
+    assert alerts[0]["joined"] == 0
     assert _summaries(out) == []  # the window is still open: the alert did not wait for it
 
-    # cooldown: repeats are held back and counted in the next alert
+    # cooldown: the next incident of the template is held back, its lines counted in the next alert
     assert _alerts(svc.ingest("gw", [RawLine(PANIC)] * 3, now=20.0)) == []
     later = _alerts(svc.ingest("gw", [RawLine(PANIC)], now=100.0))
     assert len(later) == 1 and later[0]["suppressed"] == 3

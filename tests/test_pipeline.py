@@ -8,21 +8,29 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import orjson
 import pytest
 
+from edge_agent.config import PipelineConfig
 from edge_agent.errors import PayloadError
 from edge_agent.messages import load_schema
 from edge_agent.messages import logs as logs_msg
+from edge_agent.messages.base import SourceMessage
 from edge_agent.messages.dlq import DeadLetter
 from edge_agent.messages.intent import IntentMessage
 from edge_agent.messages.stats import StatsMessage
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Registry, Route
+from edge_agent.pipeline.handlers import IntentHandler, LogHandler
 from edge_agent.pipeline.queue import LaneQueue, QueueClosed
+from edge_agent.pipeline.service import Pipeline
 from edge_agent.pipeline.stats import LatencyWindow, ProcessGauges, percentiles
+from edge_agent.records.logs import RawLine
+from edge_agent.transport.base import PublishOutcome
 
 
 def lanes(capacity: int = 10) -> LaneQueue[str]:
@@ -307,7 +315,23 @@ def test_log_batch_kind_owns_its_topic() -> None:
     batch = logs_msg.LogBatch.parse("kernel", b"a\nb")
     assert (batch.source, [ln.text for ln in batch.lines]) == ("kernel", ["a", "b"])
     assert logs_msg.LogBatch.topic(topics, "kernel") == "edge/s1/logs/kernel"
+    assert batch.topic(topics) == "edge/s1/logs/kernel"  # the base's topic, with its source
     assert logs_msg.source_of(topics.relative(logs_msg.LogBatch.topic(topics, "kernel")) or []) == "kernel"
+
+
+def test_log_batch_is_a_message_whose_payload_round_trips() -> None:
+    lines = (RawLine("eth0: link up", ts=1700000000.5, level="info"), RawLine("plain line"))
+    batch = logs_msg.LogBatch("kernel", lines)
+    assert isinstance(batch, SourceMessage)
+    assert orjson.loads(batch.payload()) == [
+        {"msg": "eth0: link up", "ts": 1700000000.5, "level": "info"},
+        {"msg": "plain line"},
+    ]
+    jsonschema.validate(batch.to_json(), load_schema("logs"))
+    assert logs_msg.LogBatch.parse("kernel", batch.payload()) == batch
+    assert batch.to_dict() == {"schema": "edge-agent/logs/1", "source": "kernel", "lines": batch.to_json()}
+    with pytest.raises(ValueError):
+        logs_msg.LogBatch("a/b", lines)  # the source is one topic level
 
 
 def test_docs_carry_every_payload_schema_verbatim() -> None:
@@ -315,3 +339,79 @@ def test_docs_carry_every_payload_schema_verbatim() -> None:
     for name in ("transcript", "logs", "intent", "summary", "alert", "dlq", "status", "stats"):
         block = f"### `{name}.schema.json`\n\n```json\n{json.dumps(load_schema(name), indent=2)}\n```"
         assert block in docs, name
+
+
+# -- handler hooks ------------------------------------------------------------------------------
+class _Recorder:
+    """A publisher that keeps what it is given and acknowledges it at once."""
+
+    def __init__(self) -> None:
+        self.topics: list[str] = []
+
+    def publish(self, topic: str, payload: bytes, *, qos: int = 1, retain: bool = False,
+                on_done: Any = None) -> None:
+        self.topics.append(topic)
+        if on_done is not None:
+            on_done(PublishOutcome(ok=True, reason_code=0, reason="Success"))
+
+
+class _Windows(HandlerBase):
+    """A handler with state over time: one output per tick, one more at flush."""
+
+    kind = "logs"
+    priority = 10
+    batch_max = 1
+    batch_wait_s = 0.0
+    ticks = True
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        return [Outcome(inputs=batch)]
+
+    def tick(self, now: float) -> list[Output]:
+        return [Output("edge/s1/summary/tick", b"{}", "summary")]
+
+    def flush(self, now: float) -> list[Output]:
+        return [Output("edge/s1/summary/flush", b"{}", "summary")]
+
+
+class _Plain(HandlerBase):
+    kind = "transcript"
+    priority = 0
+    batch_max = 1
+    batch_wait_s = 0.0
+
+    def handle(self, batch: list[Envelope]) -> list[Outcome]:
+        return [Outcome(inputs=batch)]
+
+
+def _pipeline(*handlers: HandlerBase) -> tuple[Pipeline, _Recorder]:
+    topics = SiteTopics("edge", "s1")
+    registry = Registry()
+    for handler in handlers:
+        registry.add(Route(handler.kind, f"edge/s1/{handler.kind}", lambda _t: None), handler)
+    recorder = _Recorder()
+    settings = PipelineConfig.model_validate({"stats_interval_s": 0, "tick_interval_s": 0.05})
+    return Pipeline(registry, recorder, recorder, topics, settings), recorder  # type: ignore[arg-type]
+
+
+def test_handler_hooks_are_declared_no_ops_and_run_only_where_overridden() -> None:
+    plain = _Plain()
+    assert (plain.ticks, plain.tick(0.0), plain.flush(0.0)) == (False, [], [])
+    assert LogHandler.ticks and not IntentHandler.ticks
+    quiet, _ = _pipeline(_Plain())
+    quiet.start()
+    try:  # nothing ticks: no ticker thread
+        assert "pipeline-ticker" not in [t.name for t in threading.enumerate()]
+    finally:
+        quiet.stop()
+    pipeline, recorder = _pipeline(_Plain(), _Windows())
+    pipeline.start()
+    try:
+        deadline = time.monotonic() + 10
+        while "edge/s1/summary/tick" not in recorder.topics and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pipeline.flush()
+    finally:
+        pipeline.stop()
+    assert "edge/s1/summary/tick" in recorder.topics
+    assert recorder.topics.count("edge/s1/summary/flush") == 1

@@ -94,14 +94,14 @@ def test_log_work_yields_from_a_transcripts_admission_to_its_result() -> None:
     queued, recognized and its intent handed to the transport), not only during recognition."""
     from edge_agent.config import PipelineConfig
     from edge_agent.messages.topics import SiteTopics
-    from edge_agent.pipeline.core import Envelope, Outcome, Registry
+    from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Registry
     from edge_agent.pipeline.handlers import transcript_route
     from edge_agent.pipeline.pacing import CpuPacer
     from edge_agent.pipeline.service import Pipeline
     from edge_agent.runtime.quota import CpuGovernor
     from edge_agent.transport.base import Inbound
 
-    class Transcripts:
+    class Transcripts(HandlerBase):
         kind = "transcript"
         priority = 0
         batch_max = 1

@@ -224,7 +224,15 @@ def test_inputs_published_while_the_agent_is_down_are_processed_after_restart(
     assert second.terminate(30) == 0
 
 
+def _no_delay(transport: MqttTransport) -> bool:
+    """Whether the session's current socket has Nagle's algorithm off."""
+    sock = transport._client.socket()
+    return isinstance(sock, socket.socket) and sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+
+
 def test_reconnects_after_the_broker_restarts(tmp_path: Path) -> None:
+    """Against a stock mosquitto (no set_tcp_nodelay): every session of the agent, the bulk one
+    too, turns Nagle's algorithm off on its socket at every connect, the reconnect included."""
     site = unique("site")
     lines = ["allow_anonymous true", "persistence true", f"persistence_location {tmp_path}/"]
     mosq = Mosquitto(lines, workdir=tmp_path).start()
@@ -236,7 +244,9 @@ def test_reconnects_after_the_broker_restarts(tmp_path: Path) -> None:
         })
         agent = tiny_agent(config)
         agent.start()
-        assert agent.transport.wait_connected(15)
+        assert agent.wait_connected(15)
+        sessions = agent.links.transports
+        assert len(sessions) == 2 and all(_no_delay(t) for t in sessions)  # main and bulk
         mosq.stop()
         deadline = time.monotonic() + 10
         while agent.transport.connected and time.monotonic() < deadline:
@@ -247,6 +257,8 @@ def test_reconnects_after_the_broker_restarts(tmp_path: Path) -> None:
         while agent.transport.counters.connects < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert agent.transport.counters.connects == 2
+        assert agent.wait_connected(15)
+        assert all(_no_delay(t) for t in sessions)  # the new sockets too
         observer = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
         got = threading.Event()
         observer.on_message = lambda c, u, m: got.set() if m.topic.endswith("/intent") else None

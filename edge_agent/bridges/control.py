@@ -1,7 +1,7 @@
 """Runtime control bridge: commands over MQTT change which intents answer, their thresholds and the home.
 
 The command schema is ``edge_agent.messages.control``, the persisted state
-``edge_agent.bridges.control_state``; this module holds the config model, the policy
+``edge_agent.bridges.control_state``; this module holds the policy
 (``Controller``: what each command changes, which results survive) and the pipeline handler.
 A change is persisted before it is acknowledged; when the save fails the change is rolled back and
 the reply says why.
@@ -18,19 +18,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Protocol
+from typing import Any, Protocol
 
 import structlog
-from pydantic import Field, field_validator
 
-from edge_agent.bridges.common import BridgeConfig, HomeTarget, Retire
+from edge_agent.bridges.common import HomeTarget, Retire
+from edge_agent.bridges.control_config import ControlConfig
 from edge_agent.bridges.control_state import ControlState, check_home
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages import control as cmds
 from edge_agent.messages.discovery import learned_entities
-from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
+from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.home import Entity, Home
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
 from edge_agent.records.intent import IntentResult
 from edge_agent.store import Store
@@ -46,38 +46,6 @@ __all__ = [
 ]
 
 _log = structlog.get_logger("edge_agent.bridges.control")
-
-
-class ControlConfig(BridgeConfig):
-    """Runtime control over MQTT (see docs/home-assistant.md, section Control)."""
-
-    enabled: bool = Field(False, description="Accept runtime control commands.")
-    topic: str | None = Field(None, description="Command topic; default '<prefix>/<site>/control'.")
-    reply_topic: str | None = Field(
-        None, description="Acknowledgement topic; default '<prefix>/<site>/control/reply'."
-    )
-    state_dir: str | None = Field(
-        None,
-        description="Directory of the control state; default the agent's state directory "
-        "(reliability.state_dir and its defaults).",
-    )
-    state_key: str = Field("control", description="Store key the control state is persisted under.")
-    learn_from_homeassistant: bool = Field(
-        False, description="Learn entity names and areas from HA discovery configs seen on the bus."
-    )
-    max_payload_bytes: Annotated[int, Field(ge=256, le=16 * 1024 * 1024)] = Field(
-        1024 * 1024, description="Commands larger than this are refused."
-    )
-
-    @field_validator("topic", "reply_topic")
-    @classmethod
-    def _topic(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic(value)
-
-    @field_validator("state_key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        return validate_topic_id(value, "state_key")
 
 
 @dataclass(frozen=True)
@@ -288,7 +256,7 @@ def control_route(cfg: ControlConfig, topics: SiteTopics) -> Route:
     return Route("control", topic, lambda t: "cmd" if t == topic else None)
 
 
-class ControlHandler:
+class ControlHandler(HandlerBase):
     """Control commands -> one reply each (+ HA retirement when asked)."""
 
     kind = "control"

@@ -15,43 +15,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated
 
-from pydantic import Field, field_validator
-
-from edge_agent.bridges.common import BridgeConfig, to_outputs
+from edge_agent.bridges.common import to_outputs
+from edge_agent.bridges.hermes_config import HermesConfig
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages import hermes
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 from edge_agent.pipeline.handlers import RecognizerLike
 from edge_agent.records.intent import IntentResult
 
 __all__ = ["HermesConfig", "HermesHandler", "hermes_route"]
-
-_TOPIC_BAD = ("+", "#", "\x00")
-
-
-class HermesConfig(BridgeConfig):
-    """Rhasspy/Snips Hermes NLU bridge (``hermes/nlu/query`` in, ``hermes/intent/<name>`` out)."""
-
-    enabled: bool = Field(False, description="Answer Hermes NLU queries on the bus.")
-    site_ids: list[str] = Field(
-        default_factory=list,
-        description="Answer only queries whose siteId is listed; empty = answer every site.",
-        max_length=256,
-    )
-    publish_intent_parsed: bool = Field(
-        False, description="Also publish hermes/nlu/intentParsed (as Rhasspy's NLU services do)."
-    )
-    qos: Annotated[int, Field(ge=0, le=2)] = Field(1, description="QoS of the subscription and results.")
-
-    @field_validator("site_ids")
-    @classmethod
-    def _sites(cls, value: list[str]) -> list[str]:
-        for site in value:
-            if not site or any(ch in site for ch in _TOPIC_BAD):
-                raise ValueError(f"site id {site!r} must be non-empty and free of '+', '#'")
-        return value
 
 
 def hermes_route() -> Route:
@@ -59,7 +32,7 @@ def hermes_route() -> Route:
     return Route("hermes", hermes.QUERY_TOPIC, lambda t: "query" if t == hermes.QUERY_TOPIC else None)
 
 
-class HermesHandler:
+class HermesHandler(HandlerBase):
     """``hermes/nlu/query`` -> ``hermes/intent/<name>`` | intentNotRecognized | ``hermes/error/nlu``."""
 
     kind = "hermes"

@@ -13,68 +13,23 @@ import threading
 import time
 from collections.abc import Callable
 from importlib import metadata
-from typing import Annotated
 
 import orjson
 import structlog
-from pydantic import Field, field_validator
 
-from edge_agent.bridges.common import BridgeConfig, HomeTarget, to_outputs
+from edge_agent.bridges.common import HomeTarget, to_outputs
 from edge_agent.bridges.control import Controller
+from edge_agent.bridges.homeassistant_config import HomeAssistantConfig
 from edge_agent.errors import EdgeAgentError, PayloadError
 from edge_agent.messages.discovery import HaDiscovery, source_state_from_summary
-from edge_agent.messages.topics import SiteTopics, validate_topic, validate_topic_id
-from edge_agent.pipeline.core import Envelope, Handler, Outcome, Output, Route
+from edge_agent.messages.topics import SiteTopics
+from edge_agent.pipeline.core import Envelope, Handler, HandlerBase, Outcome, Output, Route
 from edge_agent.records.intent import IntentResult
 from edge_agent.store.base import Store
 
 __all__ = ["HA_STATE_KEY", "HaBridge", "HaHandler", "HaTap", "HomeAssistantConfig"]
 
 _log = structlog.get_logger("edge_agent.bridges.homeassistant")
-
-
-class HomeAssistantConfig(BridgeConfig):
-    """Home Assistant device-based MQTT discovery of the agent (see docs/home-assistant.md)."""
-
-    enabled: bool = Field(False, description="Publish discovery, availability and states for HA.")
-    discovery_prefix: str = Field("homeassistant", description="HA's discovery prefix.")
-    status_topic: str | None = Field(
-        None, description="HA's birth/will topic; default '<discovery_prefix>/status'."
-    )
-    node_id: str | None = Field(
-        None, description="Device object id in the discovery topic; default 'edge_agent_<site_id>'."
-    )
-    device_name: str | None = Field(None, description="Device name shown in HA; default 'Edge agent <site>'.")
-    suggested_area: str | None = Field(None, description="Area HA suggests for the device.")
-    log_sources: list[str] = Field(
-        default_factory=list,
-        description="Log sources announced at start; others are announced when their first summary arrives.",
-        max_length=256,
-    )
-    source_idle_retire_s: Annotated[float, Field(gt=0)] | None = Field(
-        None, description="Retire (remove from HA) a log source after this many seconds without logs."
-    )
-    alert_hold_s: Annotated[float, Field(gt=0, le=7 * 86400)] = Field(
-        300.0, description="The alert binary sensor stays on this long after a source's last alert."
-    )
-    announce_jitter_s: Annotated[float, Field(ge=0, le=60)] = Field(
-        1.0, description="Random delay before re-announcing after HA's birth message (HA's advice)."
-    )
-
-    @field_validator("discovery_prefix", "status_topic")
-    @classmethod
-    def _topic(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic(value)
-
-    @field_validator("node_id")
-    @classmethod
-    def _node(cls, value: str | None) -> str | None:
-        return None if value is None else validate_topic_id(value, "node_id")
-
-    @field_validator("log_sources")
-    @classmethod
-    def _sources(cls, value: list[str]) -> list[str]:
-        return [validate_topic_id(s, "log source") for s in value]
 
 
 def _version() -> str:
@@ -197,7 +152,7 @@ class HaBridge:
         return Route("homeassistant", prefix + "#" if learning else status, match)
 
 
-class HaTap:
+class HaTap(HandlerBase):
     """A handler that adds outputs derived from another handler's outputs (same kind and route)."""
 
     def __init__(self, inner: Handler, tap: Callable[[Output], list[Output]], lock: threading.Lock) -> None:
@@ -206,6 +161,7 @@ class HaTap:
         self.priority = inner.priority
         self.batch_max = inner.batch_max
         self.batch_wait_s = inner.batch_wait_s
+        self.ticks = inner.ticks
         self._tap = tap
         self._lock = lock
 
@@ -223,21 +179,20 @@ class HaTap:
         return outcomes
 
     def tick(self, now: float) -> list[Output]:
-        tick: Callable[[float], list[Output]] | None = getattr(self.inner, "tick", None)
-        return self._extend(tick(now)) if tick is not None else []
+        return self._extend(self.inner.tick(now))
 
     def flush(self, now: float) -> list[Output]:
-        flush: Callable[[float], list[Output]] | None = getattr(self.inner, "flush", None)
-        return self._extend(flush(now)) if flush is not None else []
+        return self._extend(self.inner.flush(now))
 
 
-class HaHandler:
+class HaHandler(HandlerBase):
     """HA's birth message -> re-announce; discovery configs -> learned home; tick -> alerts, retire."""
 
     kind = "homeassistant"
     priority = 5
     batch_max = 64
     batch_wait_s = 0.0
+    ticks = True  # delayed announcements, alerts that end, sources that retire
 
     def __init__(
         self, bridge: HaBridge, controller: Controller | None = None, homes: HomeTarget | None = None

@@ -35,7 +35,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from importlib import metadata
 from typing import Any, Protocol
@@ -366,6 +366,14 @@ class WyomingService:
 
     def stats(self) -> dict[str, int]:
         return self.counters.as_stats() if self.cfg.enabled else {}
+
+    def set_intents(self, intents: Sequence[str], custom: Collection[str]) -> None:
+        """The intents ``describe`` lists, and which of them are the user's own (sent to HA as they
+        are); each list is replaced whole (a reload of the custom sentences)."""
+        from edge_agent.nlu.schema import OUT_OF_SCOPE
+
+        self.intents = [i for i in intents if i != OUT_OF_SCOPE]
+        self.custom = frozenset(custom)
 
     def info(self) -> Info:
         version = _version()

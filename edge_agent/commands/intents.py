@@ -12,7 +12,6 @@ on stderr, and a file that cannot be used is an error (exit 2) naming the file a
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typing import IO, Any
 
 import orjson
 
+from edge_agent.commands._lean import lean_start
 from edge_agent.commands._options import add_weight_cache, open_task_model
 from edge_agent.errors import EdgeAgentError
 from edge_agent.records.intent import IntentResult
@@ -95,26 +95,8 @@ def run(recognizer: Any, lines: Iterator[bytes], out: IO[bytes]) -> int:
     return n
 
 
-def _lean_start() -> None:
-    """Settings for a fresh ``edge-agent intents`` process, made before numpy is imported (they
-    do nothing once it is, e.g. when a test calls the command in-process):
-
-    - ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS starts a worker thread per core at import,
-      which may spin for a few tens of ms of CPU; nothing here multiplies matrices (the model
-      runs in TFLite, with its own --threads). A value set by the user wins.
-    - no OpenSSL: numpy's import reaches ``hmac``, which loads ``_hashlib`` and with it
-      libcrypto, about 2 MB of RSS in a command whose only hashing is the bundle check, which
-      Python's built-in sha256 does (hashlib and hmac fall back to it by design).
-    """
-    if "numpy" in sys.modules:
-        return
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if "_hashlib" not in sys.modules:
-        sys.modules["_hashlib"] = None  # type: ignore[assignment]  # import _hashlib -> ImportError
-
-
 def _main(args: argparse.Namespace) -> int:
-    _lean_start()
+    lean_start(openssl=False)  # the only hashing here is the bundle check
     from edge_agent.nlu.home import Home
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle

@@ -5,6 +5,8 @@ lines included; those say ``"truncated": true`` or ``"invalid_utf8": true``)::
 
     {"line", "severity", "category", "anomaly", "score", "template", "template_id"}
 
+plus ``"incident": n`` on the lines of the source's n-th incident and ``"alert": true`` on the
+line that opened it (the one an alert reports; docs/logs.md, "What an alert means").
 ``summarize`` writes the alert and summary payloads the agent would publish, one per line.
 Without a model bundle the labels come from keyword rules (said once on stderr).
 ``--residency stream|auto`` with ``--weight-budget-mb`` runs a bundle larger than the RAM it may

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
-from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
+from edge_agent.logs.parse import ParsedLine, infer_severity
 from edge_agent.logs.templates import TemplateMiner
 from edge_agent.records.logs import LogLabel
 
@@ -232,9 +232,10 @@ class LineClassifier:
             out.append(self._cache[(tid, tpl)])
         return out
 
-    def line_label(self, base: LogLabel, parsed: ParsedLine) -> LogLabel:
+    def line_label(self, base: LogLabel, parsed: ParsedLine) -> tuple[LogLabel, str | None]:
         """The template's label adjusted for this line: the source's own level wins for
-        severity; parameter values can raise severity and the anomaly score."""
+        severity; parameter values can raise severity and the anomaly score. Also returns the
+        severity a parameter value gave the line (None: none did)."""
         severity, category, score = base.severity, base.category, base.score
         if parsed.level is not None:
             severity = parsed.level
@@ -251,17 +252,10 @@ class LineClassifier:
             elif parsed.level in _CALM_LEVELS:  # the source itself calls it routine
                 score = round(score * _CALM_FACTOR, 4)
         anomaly = score >= self._threshold
+        said = None if flag is None else flag[0]
         if (severity, category, score, anomaly) == (base.severity, base.category, base.score, base.anomaly):
-            return base
-        return LogLabel(severity, category, anomaly, score)
-
-    def classify(self, lines: Sequence[str]) -> list[LogLabel]:
-        """Parse, template and label raw lines (learning templates as it goes)."""
-        parsed = [parse_line(line) for line in lines]
-        matches = [self.miner.add_message(p.message) for p in parsed]
-        items = [(m.template_id, m.template, p.text) for m, p in zip(matches, parsed, strict=True)]
-        bases = self.template_labels(items)
-        return [self.line_label(b, p) for b, p in zip(bases, parsed, strict=True)]
+            return base, said
+        return LogLabel(severity, category, anomaly, score), said
 
     # -- model ---------------------------------------------------------------------------------
 

@@ -45,7 +45,34 @@ class LogsConfig(BaseModel):
         default=0.5, ge=0, le=1, description="Anomaly score from which a line is anomalous."
     )
     alert_threshold: float = Field(
-        default=0.8, ge=0, le=1, description="Anomaly score from which a critical line is alerted at once."
+        default=0.8,
+        ge=0,
+        le=1,
+        description="An anomalous line opens an alert when it is critical or its score reaches this.",
+    )
+    incident_gap_s: float = Field(
+        default=3.0,
+        ge=0,
+        le=3600,
+        description="Anomalous lines of a source this close (s) to an open incident's last line join it.",
+    )
+    incident_gap_lines: int = Field(
+        default=10,
+        ge=0,
+        le=100_000,
+        description="... and at most this many of the source's lines after it.",
+    )
+    incident_max_s: float = Field(
+        default=15.0,
+        ge=0,
+        le=86400,
+        description="An incident stays open at most this long; a fault still going on then opens a new one.",
+    )
+    input_fault_parties: int = Field(
+        default=5,
+        ge=1,
+        le=10_000,
+        description="A request failing on its own input is a warning until this many parties meet it.",
     )
     alert_cooldown_s: float = Field(
         default=60.0, ge=0, description="A template alerts at most once per this many seconds per source."

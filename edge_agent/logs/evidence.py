@@ -10,7 +10,8 @@ last appeared (in the source's own line count), and a decayed count of its recen
   never routine: one that states a critical level (``FATAL``, ``crit``, ``<2>``) in words that
   name a failure (``error``, ``failed``, ``panic``...). Each repeat is flagged (alerts about it
   are still sent once per cooldown); a critical line whose words name nothing, such as the
-  register dump after a crash, is damped like the others;
+  register dump after a crash, is damped like the others (and ``incidents.py`` makes it part of
+  the crash's incident when it follows closely);
 - **new**: a template the source never logged, once the source is warm, adds ``NEW_BONUS`` when
   it is at warning or worse; during a source's first ``WARMUP_LINES`` lines every template is new,
   so newness counts for nothing;
@@ -51,7 +52,6 @@ JUMP_HISTORY = 20
 JUMP_SCORE = 0.6
 ALONE_WEIGHT = 0.45
 STATED_FLOOR = {"error": 0.55, "critical": 0.75}
-_LOUD = frozenset({"warning", "error", "critical"})
 _SEVERE = frozenset({"error", "critical"})
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-__all__ = ["LEVEL_WORDS", "HeaderSplit", "split_header"]
+__all__ = ["LETTER_LEVELS", "LEVEL_WORDS", "HeaderSplit", "pri_level", "split_header"]
 
 # level words (case-insensitive) -> our severity names
 LEVEL_WORDS: dict[str, str] = {
@@ -57,10 +57,11 @@ _PG_LEVELS: dict[str, str] = {"LOG:": "info", "DETAIL:": "info", "HINT:": "info"
 # verbose/debug but read like separators, so they stay unread)
 _MARKERS: dict[str, str] = {"*": "notice", "#": "warning"}
 _KERNEL_PRI = re.compile(r"^<([0-7])>")
-_LEVEL_NAMES_BY_PRI = ("critical", "critical", "critical", "error", "warning", "notice", "info", "debug")
+# syslog priorities 0-7 (emerg, alert, crit, err, warning, notice, info, debug) -> our severities
+_PRI_LEVELS = ("critical", "critical", "critical", "error", "warning", "notice", "info", "debug")
 _LOGCAT = re.compile(r"^([VDIWEF])/[\w.$-]")
 # single letters (Android/glog style) are levels only inside a header with numbers before them
-_LETTER_LEVELS: dict[str, str] = {
+LETTER_LEVELS: dict[str, str] = {
     "V": "debug",
     "D": "debug",
     "I": "info",
@@ -107,6 +108,11 @@ _TOKEN = re.compile(
 )
 
 
+def pri_level(pri: int) -> str:
+    """Our severity of a syslog priority or PRI value (its low three bits)."""
+    return _PRI_LEVELS[pri % 8]
+
+
 @dataclass(frozen=True, slots=True)
 class HeaderSplit:
     """Where the message starts in the line, and what the header said."""
@@ -131,7 +137,7 @@ def _level_of(tok: str, allow_letter: bool) -> str | None:
     if sev is not None and (word.isupper() or word.islower() or word.istitle()):
         return sev
     if allow_letter and len(word) == 1 and tok in (word, word + ":", word + "/"):
-        return _LETTER_LEVELS.get(word)
+        return LETTER_LEVELS.get(word)
     return None
 
 
@@ -168,11 +174,11 @@ def split_header(line: str) -> HeaderSplit:
     pri = _KERNEL_PRI.match(line) if line[:1] == "<" else None
     if pri is not None:  # the kernel's "<3>" priority prefix
         rest = split_header(line[pri.end() :])
-        level = rest.level or _LEVEL_NAMES_BY_PRI[int(pri.group(1))]
+        level = rest.level or pri_level(int(pri.group(1)))
         return HeaderSplit(pri.end() + rest.message_start, level, rest.tag, rest.has_time)
     logcat = _LOGCAT.match(line) if line[1:2] == "/" else None
     if logcat is not None and (colon := line.find(": ")) > 0:  # "I/ActivityManager( 123): ..."
-        return HeaderSplit(colon + 2, _LETTER_LEVELS[logcat.group(1)], line[2:colon], False)
+        return HeaderSplit(colon + 2, LETTER_LEVELS[logcat.group(1)], line[2:colon], False)
     split = _split(line)
     if split.message_start >= len(line.rstrip()):  # all of it read like a header
         # "time|tag|pid|message": the message is the last pipe field; else the whole line

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["CATEGORIES", "SEVERITIES"]
+__all__ = ["CATEGORIES", "LOUD", "SEVERITIES"]
 
 # syslog-like, lowest to highest
 SEVERITIES: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical")
+# the severities a reader is told about: warning or worse
+LOUD = frozenset(SEVERITIES[SEVERITIES.index("warning") :])
 
 CATEGORIES: tuple[str, ...] = (
     "kernel",

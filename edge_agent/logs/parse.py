@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from edge_agent.logs.header import LEVEL_WORDS, split_header
+from edge_agent.logs.header import LETTER_LEVELS, LEVEL_WORDS, pri_level, split_header
 from edge_agent.records.logs import RawLine
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_CHARS = 8192
-_PRI_SEVERITY = ("critical", "critical", "critical", "error", "warning", "notice", "info", "debug")
 _SYSLOG_5424 = re.compile(
     r"^<(?P<pri>\d{1,3})>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) "
     r"(?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
@@ -38,28 +37,37 @@ _SYSLOG_3164 = re.compile(
 _LOGFMT_LEVEL = re.compile(r"(?:^|\s)(?:level|lvl|severity|loglevel)=\"?([A-Za-z]+|[0-7])\b")
 _LOGFMT_MSG = re.compile(r"(?:^|\s)(?:msg|message)=(?:\"((?:[^\"\\]|\\.)*)\"|(\S+))")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# (pattern, severity), most severe first; whole words, case-insensitive
+# (pattern, severity), most severe first; whole words, case-insensitive. Faults of hardware,
+# the kernel, storage and links are named in their own words too (machine checks, lockups,
+# parity, hangs, stalls, respawn loops), not only in "error" or "failed"; a watchdog is
+# critical only when it fires ("NMI watchdog: Enabled" is boot inventory)
 _SEVERITY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p + r"(?!=)", re.IGNORECASE), s)  # "panic=1" is a setting, not a panic
     for p, s in (
         (
             r"\b(?:panic|fatal|critical|emerg\w*|segfault|oops|out of memory|oom[- ]kill\w*|corrupt\w*|"
-            r"thermal shutdown|overheat\w*|watchdog)\b",
+            r"thermal shutdown|overheat\w*|machine check(?=:| exception| events?| interrupt| error)|"
+            r"(?:soft|hard) lockup|uncorrectable|unrecoverable|"
+            r"watchdog(?: timer)? (?:timeout|expired|reset)|system halted)\b",
             "critical",
         ),
         (
             r"\b(?:error|errors|err|fail\w*|exception|denied|refused|unable|cannot|can't|invalid|abort\w*|"
-            r"crash\w*|broken|lost|unreachable|killed|no response|not responding|under-?voltage)\b",
+            r"crash\w*|broken|lost|unreachable|killed|no response|not responding|under-?voltage|"
+            r"parity|(?:checksum|csum|crc) mismatch|hang|hung|stall(?:s|ed)?|respawning too fast|"
+            r"over-?current|bad (?:superblock|sector|block|geometry)|inconsistency|link (?:is )?down)\b",
             "error",
         ),
         (
             r"\b(?:warn\w*|timeout|timed out|retry\w*|retrying|degraded|deprecated|slow|high|low battery|"
-            r"disconnect\w*|dropped|unexpected|link (?:is )?down)\b",
+            r"disconnect\w*|dropped|unexpected|offline|resetting)\b",
             "warning",
         ),
         (r"\b(?:debug|trace)\b", "debug"),
     )
 )
+# a fault that was corrected (ECC, parity) is worth a warning, not an error
+_CORRECTED = re.compile(r"\b(?<!un)correct(?:ed|able)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,31 +109,23 @@ def normalize_level(level: object) -> str | None:
     if isinstance(level, bool):
         return None
     if isinstance(level, int) and 0 <= level <= 7:
-        return _PRI_SEVERITY[level]
+        return pri_level(level)
     if not isinstance(level, str) or not level.strip():
         return None
     word = level.strip().strip("[]<>:").lower()
     if word.isdigit() and int(word) <= 7:
-        return _PRI_SEVERITY[int(word)]
+        return pri_level(int(word))
     if word in LEVEL_WORDS:
         return LEVEL_WORDS[word]
-    letters = {
-        "v": "debug",
-        "d": "debug",
-        "i": "info",
-        "n": "notice",
-        "w": "warning",
-        "e": "error",
-        "f": "critical",
-        "c": "critical",
-    }
-    return letters.get(word)
+    return LETTER_LEVELS.get(word.upper()) if len(word) == 1 else None
 
 
 def infer_severity(message: str) -> str:
     """Severity from the words of a message without a level (``info`` when nothing stands out)."""
     for pattern, severity in _SEVERITY_WORDS:
         if pattern.search(message):
+            if severity == "error" and _CORRECTED.search(message):
+                return "warning"
             return severity
     return "info"
 
@@ -184,7 +184,7 @@ def _parse_logfmt(text: str) -> ParsedLine | None:
 def _pri_severity(pri: str | None) -> str | None:
     if pri is None or int(pri) > 191:
         return None
-    return _PRI_SEVERITY[int(pri) % 8]
+    return pri_level(int(pri))
 
 
 def _from_5424(text: str, m: re.Match[str]) -> ParsedLine:

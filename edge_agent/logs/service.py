@@ -1,10 +1,12 @@
 """The log service the pipeline calls: lines in, summaries and alerts out.
 
-``ingest(source, lines, now)`` parses, templates and labels each line, returns alerts for
-critical anomalies at once (same call) and the summaries of windows that closed;
-``tick(now)`` closes windows whose time is up. One template miner and one label cache serve
-all sources; windows and rate baselines are per source. Template state is saved through a
-``Store`` (``logs.state_dir`` or an explicit store) and restored on start with the same ids.
+``ingest(source, lines, now)`` parses, templates and labels each line and returns, from the same
+call, one alert per incident opened (``incidents.py``: a failing line opens one; the dump, stack
+trace or burst of the same fault that follows joins it instead of alerting again) and the
+summaries of windows that closed; ``tick(now)`` closes incidents and windows whose time is up.
+One template miner and one label cache serve all sources; windows and rate baselines are per
+source. Template state is saved through a ``Store`` (``logs.state_dir`` or an explicit store) and
+restored on start with the same ids.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import structlog
 from edge_agent.errors import PayloadError
 from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.evidence import Evidence
+from edge_agent.logs.evidence import ALONE_WEIGHT, JUMP_SCORE, Evidence
+from edge_agent.logs.incidents import Incident, Incidents, input_fault, is_dump, line_clock, party_of
+from edge_agent.logs.labels import LOUD
 from edge_agent.logs.masking import PARAM
 from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
-from edge_agent.logs.templates import TemplateMatch, TemplateMiner
+from edge_agent.logs.templates import TemplateMatch, TemplateMiner, template_params
 from edge_agent.logs.values import extract
 from edge_agent.messages.alert import AlertMessage
 from edge_agent.messages.summary import SummaryMessage
@@ -36,13 +40,21 @@ __all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]
 _log = structlog.get_logger(__name__)
 _MAX_ALERT_KEYS = 10_000
 _MAX_WORD_CACHE = 20_000
-_LOUD = frozenset({"warning", "error", "critical"})
+
+
+def _line_time(parsed: ParsedLine, now: float | None) -> float | None:
+    """When a line happened, for incident gaps: its timestamp, else the time written at its
+    start, else its arrival."""
+    if parsed.ts is not None:
+        return parsed.ts
+    clock = line_clock(parsed.text)
+    return clock if clock is not None else now
 
 
 class LineResult:
     """One classified line (what ``edge-agent logs classify`` prints)."""
 
-    __slots__ = ("label", "match", "parsed", "said")
+    __slots__ = ("incident", "label", "match", "opens", "parsed", "said")
 
     def __init__(
         self, parsed: ParsedLine, match: TemplateMatch, label: LogLabel, said: str | None = None
@@ -53,6 +65,8 @@ class LineResult:
         # the severity the line itself gives (stated level, words of trouble, parameter rules);
         # None when only the model has an opinion
         self.said = said
+        self.incident: Incident | None = None  # the source's incident this line opened or joined
+        self.opens = False  # it opened that incident (its alert reports it)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +80,10 @@ class LineResult:
         }
         if self.parsed.truncated:
             out["truncated"] = True
+        if self.incident is not None:
+            out["incident"] = self.incident.number
+            if self.opens:
+                out["alert"] = True
         return out
 
 
@@ -100,8 +118,13 @@ class LogService:
         self._last_save = time.monotonic()
         self._dirty = False
         self._words: dict[tuple[int, str], str | None] = {}
+        self._input_words: dict[tuple[int, str], bool] = {}
         self._line_chars = self.config.max_line_chars
         self._const_values: dict[tuple[int, str], list[tuple[str, str]]] = {}
+        cfg = self.config
+        self.incidents = Incidents(
+            cfg.incident_gap_s, cfg.incident_gap_lines, cfg.incident_max_s, cfg.input_fault_parties
+        )
 
     @property
     def miner(self) -> TemplateMiner:
@@ -124,7 +147,8 @@ class LogService:
     def ingest(self, source: str, lines: Sequence[RawLine], now: float) -> list[Outgoing]:
         """Process ``lines`` of ``source`` received at ``now`` (epoch seconds)."""
         out: list[Outgoing] = []
-        for result in self.process(lines, source):
+        opened: list[tuple[LineResult, dict[str, Any]]] = []
+        for result in self.process(lines, source, now):
             window = self._window(source, now, out)
             window.add(
                 result.match.template_id,
@@ -135,22 +159,26 @@ class LogService:
                 self.config.max_anomalies,
                 self._values(result),
                 result.said,
+                result.parsed.message,
+                result.match.template,
+                result.incident.number if result.incident is not None else None,
+                result.opens,
             )
-            alert = self._maybe_alert(source, result, now, window)
-            if alert is not None:
-                out.append(alert)
+            if result.opens:
+                opened.append((result, window.values_of(result.match.template_id).top()))
             if window.due(now, self.config) == "lines":
                 out.append(self._close(window, now, "lines"))
+        for result, values in opened:  # after the batch: the lines that came with it have joined
+            self._alert(source, result, values, now, out)
         out.extend(self.tick(now, save=False))
         return out
 
     def tick(self, now: float, *, save: bool = True) -> list[Outgoing]:
-        """Close the windows whose time is up; save template state when due."""
-        out = [
-            self._close(w, now, "time")
-            for w in list(self._windows.values())
-            if w.due(now, self.config) == "time"
-        ]
+        """Close the incidents and windows whose time is up; save template state when due."""
+        out: list[Outgoing] = []
+        self.incidents.due(now)
+        due = [w for w in list(self._windows.values()) if w.due(now, self.config) == "time"]
+        out.extend(self._close(w, now, "time") for w in due)
         if len(self._last_alert) > _MAX_ALERT_KEYS:
             cutoff = now - self.config.alert_cooldown_s
             for key in [k for k, t in self._last_alert.items() if t < cutoff]:
@@ -161,16 +189,23 @@ class LogService:
         return out
 
     def flush(self, now: float) -> list[Outgoing]:
-        """Close every open window that holds lines (shutdown, end of a file)."""
-        out = [self._close(w, now, "flush") for w in list(self._windows.values()) if w.lines]
+        """Close every open incident and every open window that holds lines (shutdown, end of a
+        file)."""
+        out: list[Outgoing] = []
+        self.incidents.close_all()
+        out.extend(self._close(w, now, "flush") for w in list(self._windows.values()) if w.lines)
         self.save()
         return out
 
     # -- lines ----------------------------------------------------------------------------------
 
-    def process(self, lines: Sequence[RawLine | str], source: str = "-") -> list[LineResult]:
-        """Parse, template and label lines of ``source`` (no windows): the classify path. The
-        anomaly flag weighs each label against the source's template history (``evidence.py``)."""
+    def process(
+        self, lines: Sequence[RawLine | str], source: str = "-", now: float | None = None
+    ) -> list[LineResult]:
+        """Parse, template and label lines of ``source`` arrived at ``now`` (no windows): the
+        classify path. The anomaly flag weighs each label against the source's template history
+        (``evidence.py``); failing lines open incidents that the lines after them join
+        (``incidents.py``)."""
         parsed = [parse_line(line, self._line_chars) for line in lines]
         matches = [self.miner.add_message(p.message) for p in parsed]
         self._dirty = self._dirty or bool(parsed)
@@ -179,19 +214,62 @@ class LogService:
         )
         results = []
         for p, m, base in zip(parsed, matches, bases, strict=True):
-            line_label = self.classifier.line_label(base, p)
+            line_label, param = self.classifier.line_label(base, p)
             # a parameter rule's severity, else the level the line states, else its words
             words = self._trouble(m)
-            if line_label.score > base.score:
-                trouble: str | None = line_label.severity
-            else:
-                trouble = p.level if p.level is not None else words
+            trouble = param if param is not None else p.level if p.level is not None else words
             label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble, words)
+            if (label.anomaly or words is not None) and self._input_fault_words(m):
+                label = self._input_fault(source, p, m, label)
             info = self._info.get(m.template_id)
             if info is None or info.template != m.template or info.label is not base:
                 self._info[m.template_id] = TemplateInfo(m.template, base)
-            results.append(LineResult(p, m, label, trouble if trouble is not None else p.level))
+            result = LineResult(p, m, label, trouble if trouble is not None else p.level)
+            self._place(source, result, words is None and param is None, now)
+            results.append(result)
         return results
+
+    def _input_fault(self, source: str, p: ParsedLine, m: TemplateMatch, label: LogLabel) -> LogLabel:
+        """A request failing on its own input: the requesting party's warning, not an anomaly,
+        until ``input_fault_parties`` parties have met it (``incidents.py``)."""
+        party = party_of(extract(p.message), template_params(p.message, m.template))
+        reached, many = self.incidents.many_parties(source, self.miner.canonical(m.template_id), party)
+        if reached:  # the party count has just reached the limit: the system's fault, flagged once
+            return LogLabel(label.severity, label.category, True, max(label.score, JUMP_SCORE))
+        if many:
+            return label
+        severity = "warning" if label.severity in ("error", "critical") else label.severity
+        score = round(min(label.score, self.config.anomaly_threshold * ALONE_WEIGHT), 4)
+        return LogLabel(severity, label.category, False, score)
+
+    def _place(self, source: str, result: LineResult, wordless: bool, now: float | None) -> None:
+        """Open, join or close the source's incident with this line (``incidents.py``).
+        ``wordless``: neither the line's words nor its parameters name trouble."""
+        label = result.label
+        incident = self.incidents.open_incident(source)
+        alertable = label.anomaly and (
+            label.severity == "critical" or label.score >= self.config.alert_threshold
+        )
+        if incident is None and not alertable:
+            return
+        line = self.evidence.sources[source].lines
+        when = _line_time(result.parsed, now)
+        if incident is not None and not self.incidents.within(incident, line, when):
+            self.incidents.close(source)
+            incident = None
+        same = incident is not None and self.miner.canonical(incident.template_id) == self.miner.canonical(
+            result.match.template_id
+        )
+        if incident is not None and (label.anomaly or same or is_dump(result.parsed.message)):
+            self.incidents.join(incident, line, when, now)
+            result.incident = incident
+            if label.anomaly and wordless and not same:  # a dump line stating the crash's level
+                score = round(min(label.score, self.config.anomaly_threshold * ALONE_WEIGHT), 4)
+                result.label = LogLabel(label.severity, label.category, False, score)
+            return
+        if alertable:
+            result.incident = self.incidents.open(source, result.match.template_id, line, when, now)
+            result.opens = True
 
     def _values(self, result: LineResult) -> list[tuple[str, str]]:
         """IPs, users, devices... of a line; a template without parameters has the same ones on
@@ -206,6 +284,16 @@ class LogService:
             pairs = self._const_values[key] = extract(result.parsed.message)
         return pairs
 
+    def _input_fault_words(self, match: TemplateMatch) -> bool:
+        """Whether the template reads as a request failing on its own input (cached)."""
+        key = (match.template_id, match.template)
+        said = self._input_words.get(key)
+        if said is None:
+            if len(self._input_words) >= _MAX_WORD_CACHE:
+                self._input_words.clear()
+            said = self._input_words[key] = input_fault(match.template)
+        return said
+
     def _trouble(self, match: TemplateMatch) -> str | None:
         """The severity the template's own words say (None: info or lower; cached)."""
         key = (match.template_id, match.template)
@@ -213,7 +301,7 @@ class LogService:
             if len(self._words) >= _MAX_WORD_CACHE:
                 self._words.clear()
             severity = infer_severity(match.template)
-            self._words[key] = severity if severity in _LOUD else None
+            self._words[key] = severity if severity in LOUD else None
         return self._words[key]
 
     def _window(self, source: str, now: float, out: list[Outgoing]) -> SourceWindow:
@@ -248,18 +336,20 @@ class LogService:
         msg: SummaryMessage = window.close(now, reason, self.config, self._info, len(self.miner))
         return Outgoing(topic_suffix=SummaryMessage.topic_suffix(window.source), payload=msg.to_dict())
 
-    def _maybe_alert(
-        self, source: str, result: LineResult, now: float, window: SourceWindow
-    ) -> Outgoing | None:
-        label = result.label
-        critical = label.severity == "critical" or label.score >= self.config.alert_threshold
-        if not (label.anomaly and critical):
-            return None
-        key = (source, self.miner.canonical(result.match.template_id))
+    def _alert(
+        self, source: str, result: LineResult, values: dict[str, Any], now: float, out: list[Outgoing]
+    ) -> None:
+        """The alert of the incident ``result`` opened, with the lines that joined it so far,
+        unless its template alerted within the cooldown (then those lines are counted in the next
+        alert's ``suppressed``)."""
+        incident = result.incident
+        if incident is None:
+            return
+        key = (source, self.miner.canonical(incident.template_id))
         last = self._last_alert.get(key)
         if last is not None and now - last < self.config.alert_cooldown_s:
-            self._suppressed[key] = self._suppressed.get(key, 0) + 1
-            return None
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1 + incident.joined
+            return
         self._last_alert[key] = now
         msg = AlertMessage(
             source=source,
@@ -267,14 +357,15 @@ class LogService:
             line=result.parsed.text,
             template_id=key[1],
             template=result.match.template,
-            severity=label.severity,
-            category=label.category,
-            score=label.score,
+            severity=result.label.severity,
+            category=result.label.category,
+            score=result.label.score,
             line_ts=result.parsed.ts,
             suppressed=self._suppressed.pop(key, 0),
-            values=window.values_of(result.match.template_id).top(),
+            values=values,
+            joined=incident.joined,
         )
-        return Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict())
+        out.append(Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict()))
 
     # -- state ----------------------------------------------------------------------------------
 

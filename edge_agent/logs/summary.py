@@ -1,4 +1,9 @@
-"""Per-source windows: counts, top/new/surging templates, anomalies, and the headline."""
+"""Per-source windows: counts, top/new/surging templates, anomalies, and the headline.
+
+The headline is for a person: its counts are the summary's ``severity_counts``, a template's
+placeholder shows its value when (nearly) every line of the window had the same one there
+(``Starting MariaDB 10.11.6`` rather than ``Starting MariaDB <*>``), and text is shortened by
+whole words, never inside a word or a quoted phrase (``edge_agent.messages.text``)."""
 
 from __future__ import annotations
 
@@ -7,9 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge_agent.logs.config import LogsConfig
-from edge_agent.logs.labels import SEVERITIES
+from edge_agent.logs.labels import LOUD, SEVERITIES
+from edge_agent.logs.masking import PARAM
+from edge_agent.logs.templates import template_params
 from edge_agent.logs.values import ValueCounts
 from edge_agent.messages.summary import SummaryMessage
+from edge_agent.messages.text import shorten
 from edge_agent.records.logs import LogLabel
 
 __all__ = ["SourceWindow", "TemplateInfo", "headline"]
@@ -19,9 +27,55 @@ _MAX_NEW = 10
 _MAX_SURGING = 10
 _MIN_BASELINE = 1e-6
 _DROP_BASELINE = 1e-4
-_LOUD = frozenset({"warning", "error", "critical"})
 # the kind of value a headline names, most telling first, and its plural
 _STORY_KINDS = (("ip", "IPs"), ("host", "hosts"), ("user", "users"), ("device", "devices"), ("unit", "units"))
+# a placeholder shows its value when at least this share of the template's lines had that value
+SAME_VALUE_SHARE = 0.9
+_SETTLE_LINES = 10
+HEADLINE_CHARS = 160
+_STORY_CHARS = 90
+_PART_CHARS = 48
+
+
+@dataclass(slots=True)
+class _Slots:
+    """The values at a template's placeholders in a window: the first line's, and how many lines
+    had the same value at each placeholder. Once every placeholder has varied on more than a
+    tenth of ``_SETTLE_LINES`` or more lines, the template stops being watched (``active``): it
+    will be shown with its placeholders, and its lines cost nothing more."""
+
+    template: str
+    message: str
+    first: tuple[str, ...]
+    same: list[int]
+    lines: int = 1
+    active: bool = True
+
+    def add(self, message: str, template: str) -> None:
+        self.lines += 1
+        if message == self.message:
+            self.same = [n + 1 for n in self.same]
+            return
+        values = template_params(message, template)
+        if len(values) == len(self.first):
+            for i, value in enumerate(values):
+                if value == self.first[i]:
+                    self.same[i] += 1
+        if self.lines >= _SETTLE_LINES and all(n < SAME_VALUE_SHARE * self.lines for n in self.same):
+            self.active = False
+
+    def text(self, template: str) -> str:
+        """``template`` with the placeholders whose value (nearly) never changed filled in."""
+        if template != self.template or not self.first or not self.active:
+            return template
+        words = template.split()
+        k = 0
+        for i, word in enumerate(words):
+            if word == PARAM:
+                if self.same[k] >= SAME_VALUE_SHARE * self.lines:
+                    words[i] = self.first[k]
+                k += 1
+        return " ".join(words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +102,10 @@ class SourceWindow:
     anomaly_count: int = 0
     baseline: dict[int, float] = field(default_factory=dict)
     values: dict[int, ValueCounts] = field(default_factory=dict)
-    said: Counter[str] = field(default_factory=Counter)
     loud_lines: Counter[int] = field(default_factory=Counter)
     severe_lines: Counter[int] = field(default_factory=Counter)
-    windows_closed: int = 0
+    slots: dict[int, _Slots] = field(default_factory=dict)
+    incident_lines: Counter[int] = field(default_factory=Counter)
     last_seen: float = 0.0
 
     def add(
@@ -64,10 +118,17 @@ class SourceWindow:
         max_anomalies: int,
         values: list[tuple[str, str]] | None = None,
         said: str | None = None,
+        message: str = "",
+        template: str = "",
+        incident: int | None = None,
+        opens: bool = False,
     ) -> None:
         self.lines += 1
-        if said in _LOUD:
-            self.said[said] += 1
+        if incident is not None:
+            self.incident_lines[incident] += 1
+        if PARAM in template:
+            self._slot(template_id, template, message)
+        if said in LOUD:
             self.loud_lines[template_id] += 1
             self.severe_lines[template_id] += said != "warning"
         if values:
@@ -80,7 +141,15 @@ class SourceWindow:
             self.new_ids.add(template_id)
         if label.anomaly:
             self.anomaly_count += 1
-            self._keep_anomaly(template_id, label, line, max_anomalies)
+            self._keep_anomaly(template_id, label, line, max_anomalies, incident, opens)
+
+    def _slot(self, template_id: int, template: str, message: str) -> None:
+        slots = self.slots.get(template_id)
+        if slots is None or slots.template != template:
+            params = template_params(message, template)
+            self.slots[template_id] = _Slots(template, message, params, [1] * len(params))
+        elif slots.active:
+            slots.add(message, template)
 
     def values_of(self, template_id: int) -> ValueCounts:
         """The value counts of a template in this window (created empty)."""
@@ -89,16 +158,22 @@ class SourceWindow:
             counts = self.values[template_id] = ValueCounts()
         return counts
 
-    def _keep_anomaly(self, template_id: int, label: LogLabel, line: str, cap: int) -> None:
+    def _keep_anomaly(
+        self, template_id: int, label: LogLabel, line: str, cap: int, incident: int | None, opens: bool
+    ) -> None:
         if cap == 0:
             return
-        item = {
+        item: dict[str, Any] = {
             "line": line[:_MAX_EXAMPLE],
             "template_id": template_id,
             "severity": label.severity,
             "category": label.category,
             "score": round(label.score, 4),
         }
+        if incident is not None:  # "joined" is filled in when the window closes
+            item["incident"] = incident
+            if opens:
+                item["joined"] = 0
         if len(self.anomalies) < cap:
             self.anomalies.append(item)
         else:
@@ -131,8 +206,11 @@ class SourceWindow:
             for tid in sorted(self.new_ids, key=lambda t: -self.counts[t])[:_MAX_NEW]
         ]
         counts = {s: self.severities.get(s, 0) for s in SEVERITIES}
+        for item in self.anomalies:  # an incident's opening line: the lines that joined it here
+            if "joined" in item:
+                item["joined"] = self.incident_lines[item["incident"]] - 1
         story = self._story(info)
-        said = {s: self.said.get(s, 0) for s in SEVERITIES}
+        texts = {tid: self._text(tid, info) for tid in self.counts}
         msg = SummaryMessage(
             source=self.source,
             start=self.start,
@@ -148,10 +226,19 @@ class SourceWindow:
             truncated_lines=self.truncated,
             templates_known=templates_known,
             story=story,
-            headline=headline(self.source, self.lines, said, new, surging, self.anomaly_count, story),
+            headline=headline(
+                self.source, self.lines, counts, new, surging, self.anomaly_count, story, texts
+            ),
         )
         self._reset(now)
         return msg
+
+    def _text(self, tid: int, info: dict[int, TemplateInfo]) -> str:
+        """The template as a headline shows it: constant placeholders filled in."""
+        ti = info.get(tid)
+        template = ti.template if ti else ""
+        slots = self.slots.get(tid)
+        return template if slots is None else slots.text(template)
 
     def _template_item(self, tid: int, count: int, info: dict[int, TemplateInfo]) -> dict[str, Any]:
         ti = info.get(tid)
@@ -222,10 +309,10 @@ class SourceWindow:
         self.new_ids = set()
         self.anomalies = []
         self.values = {}
-        self.said = Counter()
         self.loud_lines = Counter()
         self.severe_lines = Counter()
-        self.windows_closed += 1
+        self.slots = {}
+        self.incident_lines = Counter()
 
     def remap(self, canonical: dict[int, int]) -> None:
         """Templates merged since the lines were counted: count them under their current id."""
@@ -242,6 +329,7 @@ class SourceWindow:
             a["template_id"] = canonical.get(a["template_id"], a["template_id"])
         self.loud_lines = _remapped(self.loud_lines, canonical)
         self.severe_lines = _remapped(self.severe_lines, canonical)
+        self.slots = {canonical.get(t, t): s for t, s in self.slots.items()}  # text() checks the template
         for tid in [t for t in self.values if t in canonical]:
             self.values_of(canonical[tid]).merge(self.values.pop(tid))
         baseline: dict[int, float] = {}
@@ -258,21 +346,19 @@ def _remapped(counts: Counter[int], canonical: dict[int, int]) -> Counter[int]:
     return out
 
 
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _story_text(item: dict[str, Any]) -> str:
+def _story_text(item: dict[str, Any], text: str, limit: int) -> str:
     """``310× token refused for <*> from <*> port <*> from 6 IPs, top 203.0.113.7 (120)``"""
-    text = f"{item['count']}× {_short(item['template'], 48)}"
+    where = ""
     values = item.get("values") or {}
     for kind, plural in _STORY_KINDS:
         if kind in values:
             distinct = values[kind]["distinct"]
             top_value, top_count = values[kind]["top"][0]
-            where = f"{distinct} {plural}, top " if distinct > 1 else ""
-            return f"{text} from {where}{_short(str(top_value), 40)} ({top_count})"
-    return text
+            prefix = f"{distinct} {plural}, top " if distinct > 1 else ""
+            where = f" from {prefix}{shorten(str(top_value), 40) or '?'} ({top_count})"
+            break
+    count = f"{item['count']}× "
+    return count + (shorten(text, limit - len(count) - len(where)) or PARAM) + where
 
 
 def headline(
@@ -283,25 +369,37 @@ def headline(
     surging: list[dict[str, Any]],
     anomalies: int,
     story: dict[str, Any] | None = None,
+    texts: dict[int, str] | None = None,
 ) -> str:
-    """One line a person can read on a phone (about 160 characters at most): the lines at
-    warning or worse by their own account (``counts``: stated levels, words, parameters; not the
-    model's guesses), then the story (the loudest template, how often, from how many
-    IPs/hosts/users and the top one), then surges and new templates."""
+    """One line a person can read on a phone (``HEADLINE_CHARS`` at most unless the source name
+    alone is longer): the summary's severity counts at warning or worse, then the story (the
+    loudest template, how often, from how many IPs/hosts/users and the top one), the anomalies,
+    the strongest surge and the new templates, each only when it fits whole. ``texts`` gives the
+    templates as shown (constant placeholders filled in)."""
+    shown = texts or {}
+
+    def text(item: dict[str, Any]) -> str:
+        return shown.get(int(item["template_id"]), str(item["template"]))
+
     parts = [f"{source}: {lines} lines"]
     for sev, word in (("critical", "critical"), ("error", "errors"), ("warning", "warnings")):
         if counts.get(sev):
             parts.append(f"{counts[sev]} {word if counts[sev] != 1 or sev == 'critical' else sev}")
-    head = ", ".join(parts)
+    out = ", ".join(parts)
     extra = []
     if story is not None:
-        extra.append(_story_text(story))
+        extra.append(_story_text(story, text(story), min(_STORY_CHARS, HEADLINE_CHARS - len(out) - 2)))
     if anomalies:
         extra.append(f"{anomalies} anomal{'y' if anomalies == 1 else 'ies'}")
     if surging:
         s = surging[0]
-        extra.append(f"surge x{s['factor']:.0f}: {_short(s['template'], 40)}")
+        extra.append(f"surge x{s['factor']:.0f}: {shorten(text(s), _PART_CHARS)}")
     if new:
-        extra.append(f"{len(new)} new: {_short(new[0]['template'], 40)}")
-    text = head + ("; " + "; ".join(extra) if extra else "; all as usual")
-    return _short(text, 160)
+        extra.append(f"{len(new)} new: {shorten(text(new[0]), _PART_CHARS)}")
+    if not extra:
+        return f"{out}; all as usual"
+    for part in extra:
+        if part.endswith(": ") or len(out) + 2 + len(part) > HEADLINE_CHARS:
+            continue  # a part that does not fit whole is left out, never cut
+        out = f"{out}; {part}"
+    return out

@@ -16,7 +16,7 @@ from edge_agent.errors import PayloadError
 from edge_agent.logs.masking import PARAM, mask
 from edge_agent.logs.parse import parse_line
 
-__all__ = ["STATE_FORMAT", "STATE_VERSION", "TemplateMatch", "TemplateMiner"]
+__all__ = ["STATE_FORMAT", "STATE_VERSION", "TemplateMatch", "TemplateMiner", "template_params"]
 
 STATE_FORMAT = "edge-agent/log-templates"
 STATE_VERSION = 1
@@ -36,6 +36,15 @@ MIN_CONSTANT_SHARE = 0.5
 def _specific_enough(tokens: tuple[str, ...] | list[str]) -> bool:
     constant = sum(1 for t in tokens if t != PARAM)
     return constant >= 1 and constant >= MIN_CONSTANT_SHARE * len(tokens)
+
+
+def template_params(message: str, template: str) -> tuple[str, ...]:
+    """The words of ``message`` where ``template`` has a parameter, in order; empty when the two
+    do not line up word for word (a masked shape such as ``<1 sec`` spans two words)."""
+    words, slots = message.split(), template.split()
+    if len(words) != len(slots):
+        return ()
+    return tuple(w for w, s in zip(words, slots, strict=True) if s == PARAM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +79,7 @@ class _Drain(Drain):  # type: ignore[misc]
 
 
 class TemplateMiner:
-    """Streaming template miner. ``add`` learns, ``match`` only looks up."""
+    """Streaming template miner: ``add`` and ``add_message`` learn and return the template."""
 
     def __init__(self, max_templates: int | None = None) -> None:
         self._max = max_templates
@@ -228,12 +237,6 @@ class TemplateMiner:
         self._drain.add_seq_to_prefix_tree(self._drain.root_node, keep)
         self._reindex(keep)
         return keep
-
-    def match(self, line: str) -> TemplateMatch | None:
-        cluster = self._drain.match(" ".join(self.message_tokens(line)), full_search_strategy="never")
-        if cluster is None:
-            return None
-        return TemplateMatch(cluster.cluster_id, " ".join(cluster.log_template_tokens), False)
 
     def template(self, template_id: int) -> str | None:
         cluster = self._drain.id_to_cluster.get(template_id)

@@ -1,18 +1,21 @@
-"""Output ``{prefix}/{site}/alert/{source}``: one critical anomalous line, sent at once.
+"""Output ``{prefix}/{site}/alert/{source}``: one incident (``edge_agent/logs/incidents.py``),
+sent at once, with the batch of lines that opened it: the line that opened it, and ``joined``, how
+many lines of that batch joined it (a dump, a stack trace, a burst of the same fault). Lines that
+join it later raise no alert; the summary's anomaly item of the opening line counts them all.
 
 Example::
 
-    {"schema": "edge-agent/log-alert/2", "source": "sshd", "at": 1764500012.5,
-     "line_ts": null, "line": "Failed password for root from 203.0.113.7 port 50122 ssh2",
-     "template_id": 12, "template": "Failed password for <*> from <*> port <*> <*>",
-     "severity": "error", "category": "auth", "score": 0.97, "suppressed": 0,
-     "values": {"user": {"distinct": 1, "top": [["root", 40]]},
-                "ip": {"distinct": 8, "top": [["203.0.113.7", 28], ["198.51.100.23", 6]]},
-                "port": {"distinct": 40, "top": [["50122", 1]]}},
-     "headline": "sshd ERROR auth: Failed password for root from 203.0.113.7 port 50122 ssh2 (8 IPs, top
-                  203.0.113.7 (28))"}
+    {"schema": "edge-agent/log-alert/3", "source": "gw-kernel", "at": 1764500014.2,
+     "line_ts": null,
+     "line": "<1>[ 5120.331201] BUG: unable to handle page fault for address: ffff8a4b00000010",
+     "template_id": 12, "template": "BUG: unable to handle page fault for address: <*>",
+     "severity": "critical", "category": "kernel", "score": 0.97, "suppressed": 0, "values": {},
+     "joined": 11,
+     "headline": "gw-kernel CRITICAL kernel: <1>[ 5120.331201] BUG: unable to handle page fault for
+                  address: ffff8a4b00000010 (+11 lines)"}
 
 ``suppressed`` counts earlier lines of the same template held back by the alert cooldown;
+``joined`` the lines of this incident after its opening line, in the same batch;
 ``values`` counts the template's IPs, users, hosts, ports, devices and units in the source's open
 window, this line included (``edge_agent.logs.values``).
 """
@@ -23,12 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from edge_agent.messages.base import SourceMessage
+from edge_agent.messages.text import shorten
 
 __all__ = ["SCHEMA", "SUFFIX", "AlertMessage"]
 
 SUFFIX = "alert"
-SCHEMA = "edge-agent/log-alert/2"
+SCHEMA = "edge-agent/log-alert/3"
 MAX_LINE_CHARS = 1000
+HEADLINE_LINE_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -43,14 +48,17 @@ class AlertMessage(SourceMessage):
     line_ts: float | None = None
     suppressed: int = 0
     values: dict[str, Any] = field(default_factory=dict)
+    joined: int = 0
 
     SUFFIX: ClassVar[str] = SUFFIX
     SCHEMA: ClassVar[str | int] = SCHEMA
 
     @property
     def headline(self) -> str:
-        text = self.line if len(self.line) <= 100 else self.line[:99] + "…"
-        return f"{self.source} {self.severity.upper()} {self.category}: {text}{self._where()}"
+        """``sshd ERROR auth: <the line, cut between words> (8 IPs, top ...) (+3 lines)``"""
+        text = shorten(self.line, HEADLINE_LINE_CHARS) or self.template[:HEADLINE_LINE_CHARS]
+        joined = f" (+{self.joined} line{'s' if self.joined != 1 else ''})" if self.joined else ""
+        return f"{self.source} {self.severity.upper()} {self.category}: {text}{self._where()}{joined}"
 
     def _where(self) -> str:
         """`` (8 IPs, top 203.0.113.7 (28))`` when the template came from more than one."""
@@ -75,5 +83,6 @@ class AlertMessage(SourceMessage):
             "score": round(float(self.score), 4),
             "suppressed": self.suppressed,
             "values": self.values,
+            "joined": self.joined,
             "headline": self.headline,
         }

@@ -2,7 +2,8 @@
 
 ``Message`` is the base of our own JSON kinds (as rhasspy-hermes' ``Message`` is of Hermes'):
 ``SUFFIX`` is the first topic level under ``{prefix}/{site}``, ``SCHEMA`` the payload's
-``edge-agent/<kind>/<version>``; a kind defines ``to_dict`` and gets ``topic`` and ``payload``.
+``edge-agent/<kind>/<version>``; a kind defines ``to_dict`` and gets ``topic`` and ``payload``
+(a kind whose payload is not an object, the log lines' array, defines ``to_json`` too).
 ``SourceMessage`` is a kind about one log source (``{prefix}/{site}/{SUFFIX}/{source}``).
 ``Publish`` is one message of another system's protocol (Hermes, Home Assistant) ready to send.
 """
@@ -49,8 +50,12 @@ class Message(ABC):
     def to_dict(self) -> dict[str, Any]:
         """The JSON payload as a dict, ``schema`` first."""
 
+    def to_json(self) -> Any:
+        """The JSON value ``payload`` encodes: ``to_dict()`` for every kind whose payload is an object."""
+        return self.to_dict()
+
     def payload(self) -> bytes:
-        return dumps(self.to_dict())
+        return dumps(self.to_json())
 
 
 @dataclass(frozen=True)

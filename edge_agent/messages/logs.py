@@ -12,10 +12,11 @@ Payload, one of:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from edge_agent.errors import PayloadError
 from edge_agent.messages._json import loads_object
+from edge_agent.messages.base import SourceMessage
 from edge_agent.messages.topics import SiteTopics, validate_level
 from edge_agent.records.logs import RawLine
 
@@ -105,24 +106,37 @@ def _journald(item: dict[str, Any]) -> RawLine:
 
 
 @dataclass(frozen=True)
-class LogBatch:
-    """The lines of one logs message and the source its topic names (``logs/<source>``)."""
+class LogBatch(SourceMessage):
+    """The lines of one logs message and the source its topic names (``logs/<source>``).
 
-    source: str
-    lines: tuple[RawLine, ...]
+    Example: ``LogBatch("kernel", (RawLine("eth0: link up", level="info"),))`` has the topic
+    ``edge/kitchen/logs/kernel`` (``batch.topic(topics)``) and the payload
+    ``[{"msg": "eth0: link up", "level": "info"}]``, which :meth:`parse` reads back."""
 
-    SUFFIX = SUFFIX
-    SCHEMA = SCHEMA
+    lines: tuple[RawLine, ...] = ()
+
+    SUFFIX: ClassVar[str] = SUFFIX
+    SCHEMA: ClassVar[str | int] = SCHEMA
 
     @staticmethod
     def filter_topic(topics: SiteTopics) -> str:
         return filter_topic(topics)
 
-    @staticmethod
-    def topic(topics: SiteTopics, source: str) -> str:
-        return topics.topic(SUFFIX, source)
+    def to_json(self) -> list[dict[str, Any]]:
+        """The payload a client publishes: an array of entry objects (``msg``, ``ts``, ``level``)."""
+        return [_entry(line) for line in self.lines]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The batch as one object (for records and debugging): schema id, source and entries.
+        Its payload is :meth:`to_json`, the array the schema describes."""
+        return {"schema": SCHEMA, "source": self.source, "lines": self.to_json()}
 
     @classmethod
     def parse(cls, source: str, raw: bytes) -> LogBatch:
         """Decode a payload; raises PayloadError naming what is wrong."""
         return cls(source=source, lines=tuple(parse_lines(raw)))
+
+
+def _entry(line: RawLine) -> dict[str, Any]:
+    optional = {"ts": line.ts, "level": line.level}
+    return {"msg": line.text, **{k: v for k, v in optional.items() if v is not None}}

@@ -1,9 +1,10 @@
 """Text -> intent + slots with the bundle's model.
 
 Steps: tokenize (fixed window), run the intent graph, calibrate the intent distribution with
-the manifest's temperature, reject out-of-scope (the ``__none__`` class, or a confidence below
-that intent's threshold), decode BIO tags into character spans, and hand the spans to
-``edge_agent.nlu.slots.build_slots`` for normalization and home resolution.
+the manifest's temperature, reject out-of-scope (the ``__none__`` class when its probability
+reaches the manifest's ``oos_bar``, or a confidence below that intent's threshold), decode BIO
+tags into character spans, and hand the spans to ``edge_agent.nlu.slots.build_slots`` for
+normalization and home resolution.
 
 With custom intents loaded (``load_custom``), the same model run also gives the utterance's
 sentence embedding, and ``edge_agent.nlu.custom`` decides between the built-in result, a custom
@@ -64,6 +65,10 @@ class IntentRecognizer:
         thresholds: Mapping[str, float] = calibration.get("intent_thresholds", {})
         self.thresholds = np.array([float(thresholds.get(name, 0.0)) for name in self.intents], np.float32)
         self.oos_index = self.intents.index(OUT_OF_SCOPE) if OUT_OF_SCOPE in self.intents else -1
+        # out of scope wins only with at least this probability, else the best in-scope intent
+        # answers (chosen by the build on sources the model never trained on: a rejection rule
+        # fitted where the model is sure of itself rejects too much elsewhere)
+        self.oos_bar = float(calibration.get("oos_bar", 0.0))
         self.calibration: Mapping[str, Any] = calibration
         self.custom: CustomIndex | None = None  # replaced whole (a reload), read once per call
 
@@ -134,6 +139,9 @@ class IntentRecognizer:
         context_area: str | None,
     ) -> IntentResult:
         best = int(probs.argmax())
+        if best == self.oos_index and float(probs[best]) < self.oos_bar:
+            best = int(np.delete(probs, best).argmax())
+            best += int(best >= self.oos_index)
         conf = float(probs[best])
         rejected = best == self.oos_index or conf < float(self.thresholds[best])
         if rejected:

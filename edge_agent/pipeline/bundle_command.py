@@ -23,7 +23,7 @@ import orjson
 
 from edge_agent.errors import BundleError, PayloadError
 from edge_agent.messages.topics import SiteTopics
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 
 __all__ = ["COMMAND_SUFFIX", "REPLY_SCHEMA", "REPLY_SUFFIX", "BundleCommandHandler", "bundle_route"]
 
@@ -42,7 +42,7 @@ def bundle_route(topics: SiteTopics) -> Route:
     return Route("bundle", exact, lambda topic: "" if topic == exact else None)
 
 
-class BundleCommandHandler:
+class BundleCommandHandler(HandlerBase):
     """Runs install commands one at a time; ``on_activated(result)`` swaps the serving model."""
 
     kind = "bundle"

@@ -3,7 +3,8 @@
 A handler turns a micro-batch of ``Envelope`` s of its kind into ``Outcome`` s: the outputs to
 publish and the inputs they settle. Inputs are acknowledged once every output of their outcome
 was acknowledged by the broker. Adding an input kind = a route + a handler, registered in one line:
-``registry.add(Route(kind, filter, match), handler)``.
+``registry.add(Route(kind, filter, match), handler)``. A handler derives from :class:`HandlerBase`,
+which declares the optional hooks (``tick``, ``flush``) as no-ops.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Protocol
 
 from edge_agent.transport.base import Inbound
 
-__all__ = ["Envelope", "Handler", "Outcome", "Output", "Registry", "Route", "Ticking"]
+__all__ = ["Envelope", "Handler", "HandlerBase", "Outcome", "Output", "Registry", "Route"]
 
 
 @dataclass(frozen=True)
@@ -56,16 +57,32 @@ class Outcome:
 
 
 class Handler(Protocol):
+    """What the pipeline runs for one input kind (:class:`HandlerBase` gives the hooks)."""
+
     kind: str
     priority: int  # lower runs first
     batch_max: int
     batch_wait_s: float
+    ticks: bool  # tick() has work: the pipeline runs its ticker thread only when some handler's has
 
     def handle(self, batch: list[Envelope]) -> list[Outcome]: ...
-
-
-class Ticking(Protocol):
     def tick(self, now: float) -> list[Output]: ...
+    def flush(self, now: float) -> list[Output]: ...
+
+
+class HandlerBase:
+    """The optional hooks of a handler, as no-ops: a handler with state over time (log windows,
+    HA's delayed announcements) overrides them and sets ``ticks``."""
+
+    ticks: bool = False
+
+    def tick(self, now: float) -> list[Output]:
+        """Outputs that are due by time (every ``pipeline.tick_interval_s``): none."""
+        return []
+
+    def flush(self, now: float) -> list[Output]:
+        """Open state to publish now, before shutting down: none."""
+        return []
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from edge_agent.messages.dlq import DeadLetter
 from edge_agent.messages.intent import IntentMessage
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.messages.transcript import Transcript
-from edge_agent.pipeline.core import Envelope, Outcome, Output, Route
+from edge_agent.pipeline.core import Envelope, HandlerBase, Outcome, Output, Route
 from edge_agent.pipeline.pacing import CpuPacer
 from edge_agent.records.logs import Outgoing, RawLine
 from edge_agent.records.sla import NORMAL, RULES_ONLY, SMALL_MODEL, mode_of
@@ -47,9 +47,13 @@ class RecognizerLike(Protocol):
 
 
 class LogServiceLike(Protocol):
-    def ingest(self, source: str, lines: list[RawLine], now: float) -> list[Outgoing]: ...
+    """The log service (``edge_agent.logs.service.LogService``) as the log handler uses it."""
 
+    def ingest(self, source: str, lines: list[RawLine], now: float) -> list[Outgoing]: ...
     def tick(self, now: float) -> list[Outgoing]: ...
+    def flush(self, now: float) -> list[Outgoing]: ...
+    def swap_model(self, model: Any) -> None: ...
+    def limit_lines(self, max_chars: int | None) -> None: ...
 
 
 class LadderLike(Protocol):
@@ -95,7 +99,7 @@ def logs_route(topics: SiteTopics) -> Route:
     return Route("logs", logs_msg.filter_topic(topics), match)
 
 
-class IntentHandler:
+class IntentHandler(HandlerBase):
     """Transcripts -> ``{prefix}/{site}/intent``. Batches what is already queued into one model call.
 
     Recognition is interactive work under the CPU quota (``pacer``): it never waits for it, and
@@ -204,7 +208,7 @@ class IntentHandler:
         return Output(topic=self.topic, payload=message.payload(), label="intent")
 
 
-class LogHandler:
+class LogHandler(HandlerBase):
     """Log lines of ``{prefix}/{site}/logs/{source}`` -> summaries and alerts of the log service.
 
     Log lines are batch work under the CPU quota: ``pacer.pace()`` runs before every
@@ -213,6 +217,7 @@ class LogHandler:
 
     kind = "logs"
     priority = 10
+    ticks = True  # windows close by time
     CHUNK_LINES = 32
 
     def __init__(
@@ -286,9 +291,7 @@ class LogHandler:
         if step == self._step:
             return
         with self._lock:
-            limit = getattr(self.service, "limit_lines", None)
-            if limit is not None:
-                limit(None if step == NORMAL else self.short_chars)
+            self.service.limit_lines(None if step == NORMAL else self.short_chars)
             self._use(self._model_for(step))
             self._step = step
 
@@ -303,21 +306,17 @@ class LogHandler:
 
     def _use(self, model: Any) -> None:
         """Label with ``model`` (the caller holds the lock); only with a known own model."""
-        swap = getattr(self.service, "swap_model", None)
-        if self.model is None or swap is None or model is self._serving:
+        if self.model is None or model is self._serving:
             return
-        swap(model)
+        self.service.swap_model(model)
         self._serving = model
 
     def swap_model(self, model: Any) -> bool:
-        """Give the log service a newly activated model; False when the service cannot swap.
+        """Give the log service a newly activated model (True: it labels with it from now on).
         The ladder's current step is set up again on the next batch (small_model then labels with
         the new model: its small variant is not loaded until a restart)."""
-        swap = getattr(self.service, "swap_model", None)
-        if swap is None:
-            return False
         with self._lock:
-            swap(model)
+            self.service.swap_model(model)
             self.model = self._serving = model
             self.small = self._small = None
             self._step = ""
@@ -329,12 +328,9 @@ class LogHandler:
         return self._outputs(produced)
 
     def flush(self, now: float) -> list[Output]:
-        """Close open windows (shutdown); a service without ``flush`` has nothing to close."""
-        flush = getattr(self.service, "flush", None)
-        if flush is None:
-            return []
+        """Close open windows (shutdown)."""
         with self._lock:
-            produced: list[Outgoing] = flush(now)
+            produced = self.service.flush(now)
         return self._outputs(produced)
 
     def _outputs(self, produced: list[Outgoing]) -> list[Output]:

@@ -187,7 +187,7 @@ class Pipeline:
             self._spawn(self._work, f"pipeline-worker-{i}")
         if self.interactive_worker:
             self._spawn(self._work_interactive, "pipeline-interactive")
-        if any(hasattr(h, "tick") for h in self.registry.handlers.values()):
+        if any(h.ticks for h in self.registry.handlers.values()):
             self._spawn(self._tick_loop, "pipeline-ticker")
         if self.settings.stats_interval_s > 0:
             self._spawn(self._stats_loop, "pipeline-stats")
@@ -232,20 +232,14 @@ class Pipeline:
         period = self.settings.tick_interval_s
         while not self._stop.wait(period):
             for handler in list(self.registry.handlers.values()):
-                tick = getattr(handler, "tick", None)
-                if tick is None:
-                    continue
-                outputs: list[Output] = tick(time.time())
+                outputs = handler.tick(time.time())
                 if outputs:
                     self.emit(Outcome(inputs=[], outputs=outputs, record_latency=False))
 
     def flush(self) -> None:
         """Ask handlers with open state (log windows) to publish it now (before shutting down)."""
         for handler in list(self.registry.handlers.values()):
-            flush = getattr(handler, "flush", None)
-            if flush is None:
-                continue
-            outputs: list[Output] = flush(time.time())
+            outputs = handler.flush(time.time())
             if outputs:
                 self.emit(Outcome(inputs=[], outputs=outputs, record_latency=False))
 

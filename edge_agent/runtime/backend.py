@@ -62,9 +62,10 @@ class Backend:
     """An installed interpreter package. ``version`` is the package version string if known.
 
     The package's interpreter extension is imported at first use (``module``), not when the
-    backend is chosen: a process that only runs segments compiled through LiteRT's C API (the
-    XNNPACK weight cache, ``litert_c.py``) never maps it (ai-edge-litert 2.3's keeps about 7 MB
-    resident). An extension that fails to import is reported then, as :class:`BackendUnavailable`."""
+    backend is chosen: a process that only runs segments compiled through LiteRT's C API (its
+    CPU path, with or without the XNNPACK weight cache, ``litert_c.py``) never maps it
+    (ai-edge-litert 2.3's keeps about 7 MB resident). An extension that fails to import is
+    reported then, as :class:`BackendUnavailable`."""
 
     name: str
     version: str
@@ -87,10 +88,19 @@ class Backend:
         ``xnnpack=False`` runs the built-in kernels without the default XNNPACK delegate: no packed
         copy of the weights (they are read in place from the mapped file), slower int8 GEMMs.
         ``weight_cache`` (LiteRT, XNNPACK, no delegates): XNNPACK's packed weights live in the
-        cache's file for this segment, written at the first load and mapped at later ones."""
+        cache's file for this segment, written at the first load and mapped at later ones. LiteRT
+        with XNNPACK and no delegates compiles through its C API without the cache too
+        (``litert_c.compile_resident``), unless the model has a quantized port or a dynamic
+        batch: the package's interpreter extension is then never imported."""
         if weight_cache is not None and xnnpack and not delegates:
             path = Path(model_path)
             return self._compiled(path, weight_cache.file_for(path), num_threads)
+        if self.name == "litert" and xnnpack and not delegates:
+            from edge_agent.runtime.litert_c import compile_resident
+
+            compiled = compile_resident(Path(model_path), max(1, int(num_threads)))
+            if compiled is not None:
+                return compiled
         kwargs: dict[str, Any] = {}
         if not xnnpack:
             resolver = self.module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES

@@ -14,6 +14,8 @@ background thread) and the chain switches back when one passes.
 
 from __future__ import annotations
 
+import math
+import random
 import threading
 import time
 from collections import deque
@@ -315,8 +317,11 @@ class DelegateChain:
 
 # -- composition ---------------------------------------------------------------------------
 def warmup_feeds(bundle: Bundle, seed: int = 1234) -> dict[str, Feeds]:
-    """Deterministic warm-up inputs for every task graph (token ids for ``ids``, noise otherwise)."""
-    rng = np.random.default_rng(seed)
+    """Deterministic warm-up inputs for every task graph (token ids for ``ids``, noise otherwise).
+
+    Drawn with the standard library's generator: the agent never imports ``numpy.random``
+    (``commands/_lean.py`` loads it lazily)."""
+    rng = random.Random(seed)
     specs = bundle.segments()
     vocab = int(bundle.manifest.get("tokenizer", {}).get("vocab_size", 100))
     feeds: dict[str, Feeds] = {}
@@ -328,12 +333,12 @@ def warmup_feeds(bundle: Bundle, seed: int = 1234) -> dict[str, Feeds]:
                 if port["name"] in produced or port["name"] in task_feeds:
                     continue
                 shape = [1 if int(d) < 0 else int(d) for d in port["shape"]]
+                count = math.prod(shape)
                 if np.dtype(port["dtype"]).kind in "iu":
-                    task_feeds[port["name"]] = rng.integers(1, max(2, vocab), size=shape).astype(
-                        port["dtype"]
-                    )
+                    values = [float(rng.randrange(1, max(2, vocab))) for _ in range(count)]
                 else:
-                    task_feeds[port["name"]] = rng.standard_normal(shape).astype(port["dtype"])
+                    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
+                task_feeds[port["name"]] = np.array(values).astype(port["dtype"]).reshape(shape)
             produced |= {p["name"] for p in specs[name].outputs}
         feeds[task] = task_feeds
     return feeds

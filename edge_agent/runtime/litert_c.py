@@ -1,7 +1,9 @@
 """LiteRT's C API (``libLiteRt.so`` from the ai-edge-litert wheel), called through ctypes.
 
-The XNNPACK weight cache needs LiteRT's ``CompiledModel``. The wheel's Python wrapper for it costs a
-streamed process about 15 MB of resident memory that a CPU-only compile never uses:
+The XNNPACK weight cache needs LiteRT's ``CompiledModel``, and the CPU path of ``litert`` runs
+through it whether or not segments stream (:func:`compile_resident`). The wheel's Python wrappers
+(the ``Interpreter``'s and ``CompiledModel``'s) cost a process about 15 MB of resident memory
+that a CPU-only compile never uses:
 
 * its extension library (``libpywrap_litert_common.so``, 18 MB on disk) keeps about 7 MB of
   pages resident once imported (11 MB once it has compiled);
@@ -36,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from edge_agent.errors import BackendUnavailable
+from edge_agent.runtime.native_log import native_info_dropped
 
-__all__ = ["CompiledSegment", "library_path"]
+__all__ = ["CompiledSegment", "NotCompilable", "compile_resident", "library_path"]
 
 _P = ctypes.c_void_p
 _SIZE = ctypes.c_size_t
@@ -69,6 +72,10 @@ _RANKED_TYPE_BYTES = 72
 _RANK_OFFSET = 4
 _DIMS_OFFSET = 8
 _ALIGN = 64  # LITERT_HOST_MEMORY_BUFFER_ALIGNMENT
+
+
+class NotCompilable(BackendUnavailable):
+    """A model this path does not run: a quantized port, or (when asked for) a dynamic batch."""
 
 
 class _AnyValue(ctypes.Structure):
@@ -188,7 +195,7 @@ class _Port:
         raw = bytes(ranked)
         element = int.from_bytes(raw[:4], "little")
         if element in _QUANTIZED:
-            raise BackendUnavailable(
+            raise NotCompilable(
                 f"litert: {model_path.name} has a quantized port {self.name!r}; the weight cache path "
                 "takes float (and integer id) inputs and outputs: the bundle's default variant"
             )
@@ -198,6 +205,7 @@ class _Port:
             )
         rank = raw[_RANK_OFFSET] & 0x7F
         dims = np.frombuffer(raw, dtype=np.int32, count=rank, offset=_DIMS_OFFSET)
+        self.dynamic = bool(np.any(dims < 0))
         # a dynamic dimension (the batch) runs at 1: the segment executor feeds larger requests row by row
         self.shape = tuple(max(1, int(d)) for d in dims)
         fixed = np.array(self.shape, dtype=np.int32)
@@ -225,31 +233,41 @@ def _release(api: _Api, handles: dict[str, Any]) -> None:
 
 
 class CompiledSegment:
-    """A ``.tflite`` compiled for the CPU (XNNPACK) by LiteRT, its packed weights in
-    ``cache_file``; the runtime's Interpreter protocol over host buffers that LiteRT reads and
-    writes in place. Fixed batch (the model's own, 1 where it is dynamic)."""
+    """A ``.tflite`` compiled for the CPU (XNNPACK) by LiteRT; the runtime's Interpreter protocol
+    over host buffers that LiteRT reads and writes in place. With ``cache_file`` its packed
+    weights live in that file (the weight cache). Fixed batch (the model's own, 1 where it is
+    dynamic); ``fixed_batch_only`` refuses a model with a dynamic batch (:class:`NotCompilable`)
+    before anything is compiled."""
 
-    def __init__(self, model_path: Path, cache_file: Path, threads: int) -> None:
+    def __init__(
+        self, model_path: Path, cache_file: Path | None, threads: int, *, fixed_batch_only: bool = False
+    ) -> None:
         api = _api()
         self._handles: dict[str, Any] = {"model": _P(), "options": _P(), "compiled": _P(), "buffers": []}
         self._finalizer = weakref.finalize(self, _release, api, self._handles)
         try:
-            self._compile(api, model_path, cache_file, threads)
+            api.check(
+                api.lib.LiteRtCreateModelFromFile(
+                    api.env, str(model_path).encode(), ctypes.byref(self._handles["model"])
+                ),
+                "load model",
+            )
             self._bind(api, model_path)
+            if fixed_batch_only and any(p.dynamic for p in self._inputs):
+                raise NotCompilable(f"litert: {model_path.name} has a dynamic batch")
+            self._compile(api, model_path, cache_file, threads)
         except BaseException:
             self._finalizer()
             raise
 
-    def _compile(self, api: _Api, model_path: Path, cache_file: Path, threads: int) -> None:
+    def _compile(self, api: _Api, model_path: Path, cache_file: Path | None, threads: int) -> None:
         h = self._handles
         lib = api.lib
-        api.check(
-            lib.LiteRtCreateModelFromFile(api.env, str(model_path).encode(), ctypes.byref(h["model"])),
-            "load model",
-        )
         api.check(lib.LiteRtCreateOptions(ctypes.byref(h["options"])), "create options")
         api.check(lib.LiteRtSetOptionsHardwareAccelerators(h["options"], _HW_CPU), "select the CPU")
-        toml = f'num_threads = {max(1, int(threads))}\nweight_cache_file_path = "{cache_file}"\n'
+        toml = f"num_threads = {max(1, int(threads))}\n"
+        if cache_file is not None:
+            toml += f'weight_cache_file_path = "{cache_file}"\n'
         payload = api.c_string(toml)
         cpu = _P()
         free = ctypes.cast(api.free, _P)  # the payload's destructor: LiteRT frees it with its options
@@ -337,3 +355,22 @@ def _detail(port: _Port, index: int) -> dict[str, Any]:
         "shape_signature": shape.copy(),  # fixed: the executor must not resize it
         "quantization": (0.0, 0),
     }
+
+
+def compile_resident(model_path: Path, threads: int) -> CompiledSegment | None:
+    """``model_path`` compiled by LiteRT for XNNPACK, no weight cache: how a resident segment runs
+    on ``litert`` without the wheel's Python interpreter extension, whose pages and state cost
+    about 6.5 MB of RSS (docs/runtime.md, "Memory"). None when the interpreter should run it: a
+    model with a quantized port or a dynamic batch (the interpreter resizes its batch to run many
+    requests in one invoke), or a LiteRT whose C API this module cannot use."""
+    try:
+        _api()
+    except BackendUnavailable:
+        return None
+    try:
+        with native_info_dropped():  # "INFO: Created TensorFlow Lite XNNPACK delegate" at the first compile
+            return CompiledSegment(model_path, None, threads, fixed_batch_only=True)
+    except NotCompilable:
+        return None
+    except RuntimeError as exc:
+        raise BackendUnavailable(f"litert: cannot load {model_path}: {exc}") from exc

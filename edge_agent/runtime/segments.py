@@ -45,7 +45,7 @@ import numpy.typing as npt
 from edge_agent.errors import BundleError, InferenceError
 from edge_agent.runtime.backend import Backend, Interpreter
 from edge_agent.runtime.bundle import Bundle, SegmentSpec
-from edge_agent.runtime.model import SegmentRunner
+from edge_agent.runtime.runner import SegmentRunner
 from edge_agent.runtime.weight_cache import WeightCache
 
 __all__ = [

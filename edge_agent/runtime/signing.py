@@ -14,6 +14,9 @@ hex digits of the sha256 of the raw 32-byte public key.
 A trust store is a directory of PEM public keys (``*.pub`` or ``*.pem``). Verification happens
 on the manifest bytes before :func:`edge_agent.runtime.bundle.load_bundle` checks file hashes,
 and both before any model file is mapped.
+
+``cryptography`` is imported by the functions that use it, not with this module: an agent without
+a trust store loads bundles through here and never pays for it (about 6.5 MB of RSS).
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING
 
 from edge_agent.errors import BundleError, ConfigError
 from edge_agent.runtime.bundle import MANIFEST, Bundle, load_bundle
 from edge_agent.security import check_secret_file
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = [
     "DOMAIN",
@@ -59,6 +62,8 @@ _PUBLIC_SUFFIXES = (".pub", ".pem")
 
 def key_id(public_key: Ed25519PublicKey) -> str:
     """Short stable id of a public key: 16 hex digits of sha256(raw key)."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -95,6 +100,9 @@ def generate_keypair(out_dir: str | Path, name: str = "bundle-signing") -> tuple
 
     Refuses to overwrite an existing key. Returns (private key path, public key path).
     """
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     priv_path, pub_path = root / f"{name}.key", root / f"{name}.pub"
@@ -117,6 +125,9 @@ def generate_keypair(out_dir: str | Path, name: str = "bundle-signing") -> tuple
 
 def load_private_key(path: str | Path) -> Ed25519PrivateKey:
     """Read a PEM ed25519 private key; world-readable key files are refused."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     p = check_secret_file(path, what="signing key")
     try:
         key = serialization.load_pem_private_key(p.read_bytes(), password=None)
@@ -156,6 +167,8 @@ def verify_signature(bundle_dir: str | Path, trust: TrustStore) -> tuple[str, by
     Raises :class:`BundleError` when the bundle is unsigned, signed by an unknown key, or the
     signature does not match the manifest.
     """
+    from cryptography.exceptions import InvalidSignature
+
     root = Path(bundle_dir)
     manifest = _read_limited(root / MANIFEST, _MAX_MANIFEST_BYTES, "manifest")
     doc = _read_signature(root)
@@ -231,6 +244,9 @@ def _key_files(root: Path) -> Iterator[Path]:
 
 
 def _load_public_key(path: Path) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         key = serialization.load_pem_public_key(path.read_bytes())
     except ValueError as exc:

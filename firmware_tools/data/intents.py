@@ -41,6 +41,9 @@ class IntentExample:
     # False when the text's slots were not annotated (crowd data mapped by intent only,
     # firmware_tools/data/real.py): training learns its intent and skips its slot loss
     spans_known: bool = True
+    # where the row comes from: "gen" (this generator), "clinc", "snips" or "sgd"; restyled and
+    # augmented copies keep their source's (bench/intents_cross_source.py leaves one out)
+    origin: str = "gen"
 
 
 # ------------------------------------------------------------------------------ example assembly

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from firmware_tools.data.log_chatter import FAULTS, FILL, ROUTINE
 
 __all__ = ["EVENTS", "LogExample", "generate"]
 
@@ -37,6 +38,11 @@ class Event:
     anomaly: bool
     apps: tuple[str, ...]
     templates: tuple[str, ...]
+    # a line that is mostly written without a level (package managers, boot inventory): its
+    # level is shown QUIET_LEVEL_SHOWN as often as the format would show it; drawn ``weight``
+    # times as often as an event of weight 1
+    quiet: bool = False
+    weight: float = 1.0
 
 
 def _e(cat: str, sev: str, anom: bool, apps: str, *templates: str) -> Event:
@@ -44,7 +50,7 @@ def _e(cat: str, sev: str, anom: bool, apps: str, *templates: str) -> Event:
 
 
 # (category, severity, anomaly, apps, message templates). Placeholders are filled by _FILL.
-EVENTS: tuple[Event, ...] = (
+_WRITTEN: tuple[Event, ...] = (
     # ---- kernel
     _e(
         "kernel",
@@ -741,6 +747,16 @@ EVENTS: tuple[Event, ...] = (
         "scheduler: {n3} jobs pending",
     ),
 )
+# routine chatter (package managers, boot inventory, banners, configuration and fallback notices)
+# and quietly worded faults, from log_chatter.py: drawn more often than one written event each,
+# so that routine text without a level is plentiful
+ROUTINE_WEIGHT, FAULT_WEIGHT = 2.0, 1.5
+QUIET_LEVEL_SHOWN = 0.25
+EVENTS: tuple[Event, ...] = _WRITTEN + tuple(
+    Event(cat, sev, anom, tuple(apps.split()), templates, quiet=True, weight=weight)
+    for specs, weight in ((ROUTINE, ROUTINE_WEIGHT), (FAULTS, FAULT_WEIGHT))
+    for cat, sev, anom, apps, templates in specs
+)
 
 
 def _hex(n: int) -> Callable[[random.Random], str]:
@@ -955,6 +971,7 @@ _HOSTS = (
     "nvr-1",
     "srv12",
 )
+_FILL.update(FILL)  # log_chatter's placeholders (package names and versions, boot inventory...)
 
 
 def _render_message(r: random.Random, template: str) -> str:
@@ -1045,6 +1062,13 @@ def _fmt_bare(r: random.Random, msg: str, sev: str, app: str, with_level: bool) 
     return msg
 
 
+def _fmt_stamped(r: random.Random, msg: str, sev: str, app: str, with_level: bool) -> str:
+    """A date and time, then the message (package managers' logs, many applications')."""
+    mo, d, h, mi, s, _ = _clock(r)
+    level = f"{r.choice(_LEVEL_WORDS[sev])} " if with_level else ""
+    return f"2026-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{s:02d} {level}{msg}"
+
+
 def _fmt_masked(r: random.Random, msg: str, sev: str, app: str, with_level: bool) -> str:
     """What a template miner hands over: parameters replaced by <*>."""
     words = msg.split(" ")
@@ -1063,13 +1087,16 @@ _FORMATS: tuple[tuple[Callable[[random.Random, str, str, str, bool], str], float
     (_fmt_bracket, 1.0, 0.7),
     (_fmt_bare, 3.0, 0.3),
     (_fmt_masked, 1.5, 0.0),
+    (_fmt_stamped, 1.5, 0.3),
 )
 
 
 def _pick_event(r: random.Random) -> Event:
-    # anomalies are rarer than routine lines, but must be learnt well: about 35% of examples
-    pool = [e for e in EVENTS if e.anomaly] if r.random() < 0.35 else [e for e in EVENTS if not e.anomaly]
-    return r.choice(pool)
+    # anomalies are rarer than routine lines, but must be learnt well: 30% of the events drawn
+    # (35% until build 15: with procedural failures, 28% of the lines were labelled error or
+    # critical, and the model called unfamiliar routine text an error)
+    pool = [e for e in EVENTS if e.anomaly] if r.random() < 0.3 else [e for e in EVENTS if not e.anomaly]
+    return r.choices(pool, weights=[e.weight for e in pool])[0]
 
 
 # ---- procedural lines: unknown components doing routine work, or failing. Real systems log
@@ -1376,6 +1403,7 @@ PROCEDURAL_SHARE = 0.45
 
 def _example(r: random.Random, procedural_share: float = PROCEDURAL_SHARE) -> LogExample:
     procedural = r.random() < procedural_share
+    quiet = False
     if procedural:
         failing = r.random() < 0.3
         msg, severity, category = _procedural(r, failing)
@@ -1384,10 +1412,11 @@ def _example(r: random.Random, procedural_share: float = PROCEDURAL_SHARE) -> Lo
         event = _pick_event(r)
         msg = _render_message(r, r.choice(event.templates))
         app, severity, category, anomaly = r.choice(event.apps), event.severity, event.category, event.anomaly
+        quiet = event.quiet
     formats, weights = [f[0] for f in _FORMATS], [f[1] for f in _FORMATS]
     idx = r.choices(range(len(formats)), weights=weights)[0]
     fmt, _, p_level = _FORMATS[idx]
-    shown = r.random() < p_level
+    shown = r.random() < (p_level * QUIET_LEVEL_SHOWN if quiet else p_level)
     if procedural and not shown:
         # a level the line does not show cannot be read from it: label what the wording says
         severity = "error" if failing else "info"

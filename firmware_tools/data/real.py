@@ -587,10 +587,15 @@ def _clean(text: str, spans: Sequence[Span]) -> tuple[str, list[Span]]:
     return joined.strip(), out
 
 
-def _example(label: _Label, text: str) -> IntentExample:
+def _example(label: _Label, text: str, origin: str) -> IntentExample:
     clean, spans = _clean(text, label.spans)
     return IntentExample(
-        text=clean, intent=label.intent, spans=spans, slots=dict(label.slots), spans_known=label.spans_known
+        text=clean,
+        intent=label.intent,
+        spans=spans,
+        slots=dict(label.slots),
+        spans_known=label.spans_known,
+        origin=origin,
     )
 
 
@@ -606,14 +611,14 @@ def mapped(data_dir: Path, split: Split) -> tuple[list[Mapped], list[Dropped]]:
         if isinstance(result, str):
             drops.append(Dropped(source, text, result))
         else:
-            out.append(Mapped(source, _example(result, text.strip().lower())))
+            out.append(Mapped(source, _example(result, text.strip().lower(), "clinc")))
     for intent, text, chunks in _snips_rows(data_dir, split):
         snips = _map_snips(intent, text, chunks)
         source = f"snips:{intent}"
         if isinstance(snips, str):
             drops.append(Dropped(source, text, snips))
         else:
-            out.append(Mapped(source, _example(snips, text)))
+            out.append(Mapped(source, _example(snips, text, "snips")))
     if split == "train":  # the corpora repeat a few lines across splits: keep dev unseen
         dev = {m.example.text.lower() for m in mapped(data_dir, "dev")[0]}
         drops += [

@@ -95,7 +95,8 @@ def mapped_sgd(data_dir: Path, split: SgdSplit) -> list[tuple[SgdRow, IntentExam
         if label is False:
             continue
         intent = label if isinstance(label, str) else None
-        out.append((row, IntentExample(text=row.text, intent=intent, spans=[], slots={}, spans_known=False)))
+        ex = IntentExample(text=row.text, intent=intent, spans=[], slots={}, spans_known=False, origin="sgd")
+        out.append((row, ex))
     return out
 
 

@@ -22,6 +22,7 @@ from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry, load_bundle
 from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data import logs as log_data
+from firmware_tools.model.cross_source import choose_calibration, fold_metrics
 from firmware_tools.model.dataset import (
     INTENT_LABELS,
     SLOT_TAGS,
@@ -85,6 +86,10 @@ class BuildPlan:
     # reproduce, cosine loss weighed ``sentence_weight``); 0: none
     sentence_dim: int = 0
     sentence_weight: float = 1.0
+    sentence_source: str = "pooled"
+    # choose the temperature and out-of-scope bar on students trained without one source and
+    # scored on it (cross_source.py), instead of on the calibration split (needs --data-dir)
+    cross_source: bool = False
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -123,6 +128,7 @@ def plan_for(tiny: bool) -> BuildPlan:
         n_augment=15000,
         n_restyle=15000,
         sentence_dim=384,
+        cross_source=True,
         variants={"small": dict(d_model=32, block_kinds=("conv",), n_heads=1, d_ff=64)},
         variant_epochs=4,
     )
@@ -427,22 +433,18 @@ def _build_into(
     _relabel_from_teacher(data, t_logits)
     clock.stage("teacher_outputs")
 
-    base = dict(
-        vocab=data.tok.vocab_size,
-        max_len=plan.max_len,
-        n_intents=len(INTENT_LABELS),
-        n_tags=len(SLOT_TAGS),
-        n_severity=len(SEVERITIES),
-        n_category=len(CATEGORIES),
-        sentence_dim=plan.sentence_dim,
-    )
+    base = student_base(plan, data.tok.vocab_size)
     sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
     train = _StudentTrainer(base, targets, plan, seed, cache)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
-    del t_logits, targets
+    del targets
     clock.stage("student")
+    folds = _cross_source_folds(data, t_logits, sentence, plan, base, cache, seed, log)
+    del t_logits
+    if folds:
+        clock.stage("cross_source")
     metrics["student_float"], student_right = _keras_eval(student, data.it_ho, data.lg_ho, predict_logits)
     if data.it_dev is not None:
         pd = predict_logits(student, data.it_dev.ids)
@@ -472,7 +474,14 @@ def _build_into(
     for name, net in variants.items():
         manifest["variants"][name] = _variant_entry(name, net, calib_ids, stage, predict_logits, data)
     _write_manifest(stage, manifest)
-    metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, data)
+    fixed = choose_calibration(folds) if folds else None
+    metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, data, fixed=fixed)
+    if folds:
+        assert fixed is not None
+        metrics["cross_source"] = {
+            "argmax": {r.source: fold_metrics(r) for r in folds},
+            "calibrated": {r.source: fold_metrics(r, *fixed) for r in folds},
+        }
     for name in variants:
         entry = manifest["variants"][name]
         entry["metrics"]["student_int8"], entry["calibration"] = _int8_metrics_and_calibration(
@@ -527,6 +536,42 @@ def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCach
     out = sentence_embeddings(ckpt, list(texts))
     np.save(path, out)
     return out
+
+
+def student_base(plan: BuildPlan, vocab: int) -> dict[str, Any]:
+    """The student's shape fields that every variant shares."""
+    return dict(
+        vocab=vocab,
+        max_len=plan.max_len,
+        n_intents=len(INTENT_LABELS),
+        n_tags=len(SLOT_TAGS),
+        n_severity=len(SEVERITIES),
+        n_category=len(CATEGORIES),
+        sentence_dim=plan.sentence_dim,
+        sentence_source=plan.sentence_source,
+    )
+
+
+def _cross_source_folds(
+    data: _Data,
+    t_logits: dict[str, np.ndarray],
+    sentence: Any,
+    plan: BuildPlan,
+    base: dict[str, Any],
+    cache: _StageCache,
+    seed: int,
+    log: Any,
+) -> list[Any]:
+    """The student again without CLINC150, then without Snips, each scored on its own held-out
+    split, and the full student on SGD's (``cross_source.py``); none without the data."""
+    if not plan.cross_source or data.data_dir is None:
+        return []
+    if not (data.data_dir / "sgd" / "test.jsonl").is_file():
+        log("cross-source calibration skipped: the data directory has no sgd/")
+        return []
+    from firmware_tools.model.cross_source import train_folds
+
+    return train_folds(data, t_logits, sentence, plan, base, cache, seed, log=log)
 
 
 def _sentence_cosine(net: Any, ckpt: Checkpoint, data: _Data, cache: _StageCache) -> float:
@@ -791,6 +836,8 @@ class _StudentTrainer:
             STUDENT_LOSS,
             self.plan.sentence_dim,
             self.plan.sentence_weight,
+            # (keys of students whose sentence path is the shared one stay as they were)
+            *((self.plan.sentence_source,) if self.plan.sentence_source != "pooled" else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
@@ -882,11 +929,12 @@ def runtime_logits(
 
 
 def _int8_metrics_and_calibration(
-    stage: Path, data: _Data, variant: str = "default"
+    stage: Path, data: _Data, variant: str = "default", fixed: tuple[float, float] | None = None
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """Int8 metrics, and the temperature and per-intent thresholds chosen on calibration data:
     half of the generated held-out split plus, with real data, its validation split. The other
-    half and the real development split are reported with that calibration."""
+    half and the real development split are reported with that calibration. ``fixed``: the
+    temperature and out-of-scope bar chosen on left-out sources instead (no thresholds)."""
     it, lg = data.it_ho, data.lg_ho
     out = runtime_logits(stage, it.ids, lg.ids, variant=variant)
     half = len(it.ids) // 2
@@ -896,7 +944,11 @@ def _int8_metrics_and_calibration(
         val_logits = runtime_logits(stage, val.ids, lg.ids[:1], variant=variant)["intent"]
         cal_logits = np.concatenate([cal_logits, val_logits])
         cal_gold = np.concatenate([cal_gold, val.intent])
-    temperature, thresholds = calibrate(cal_logits, cal_gold)
+    oos_bar = 0.0
+    if fixed is None:
+        temperature, thresholds = calibrate(cal_logits, cal_gold)
+    else:
+        (temperature, oos_bar), thresholds = fixed, {}
     raw = intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids)
     cal = intent_metrics(
         out["intent"][half:],
@@ -906,6 +958,7 @@ def _int8_metrics_and_calibration(
         it.ids[half:],
         temperature,
         thresholds,
+        oos_bar,
     )
     metrics = {
         **raw,
@@ -919,11 +972,21 @@ def _int8_metrics_and_calibration(
         dev_out = runtime_logits(stage, dev.ids, lg.ids[:1], variant=variant)
         metrics.update(_dev_metrics(dev_out["intent"], dev))
         m = intent_metrics(
-            dev_out["intent"], dev_out["slots"], dev.intent, dev.tags, dev.ids, temperature, thresholds
+            dev_out["intent"],
+            dev_out["slots"],
+            dev.intent,
+            dev.tags,
+            dev.ids,
+            temperature,
+            thresholds,
+            oos_bar,
         )
         metrics["calibrated_dev_in_scope_accuracy"] = m["in_scope_accuracy"]
         metrics["calibrated_dev_oos_rejection"] = m["oos_rejection"]
-    return metrics, {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
+    calibration = {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
+    if fixed is not None:
+        calibration["oos_bar"] = oos_bar
+    return metrics, calibration
 
 
 def _manifest(

@@ -67,27 +67,44 @@ def segment_plan(net: Network, calib_ids: np.ndarray) -> list[_Plan]:
     last = f"h{cfg.n_blocks}"
     hspec = tf.TensorSpec((1, L, D), tf.float32, name=last)
 
-    def intent_fn(h: Any, ids: Any) -> dict[str, Any]:
-        intent, slots, *sentence = net.intent_head(h, ids)
+    def intent_out(intent: Any, slots: Any, *sentence: Any) -> dict[str, Any]:
         out = {"intent_logits": intent, "slot_logits": slots}
         if sentence:
             out["sentence_embedding"] = sentence[0]
         return out
+
+    def intent_fn(h: Any, ids: Any) -> dict[str, Any]:
+        return intent_out(*net.intent_head(h, ids))
+
+    def intent_own_fn(h: Any, h0: Any, ids: Any) -> dict[str, Any]:
+        return intent_out(*net.intent_head(h, ids, h0))
 
     def logs_fn(h: Any, ids: Any) -> dict[str, Any]:
         sev, cat, anom = net.logs_head(h, ids)
         return {"severity_logits": sev, "category_logits": cat, "anomaly_logit": anom}
 
     last_h = hidden[-1]
-    plans.append(
-        _Plan(
-            "intent_head",
-            intent_fn,
-            [last, "ids"],
-            [hspec, ids_spec],
-            lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]],
+    if cfg.sentence_dim and cfg.sentence_source == "embed":  # the sentence path reads h0 too
+        h0, h0_spec = hidden[0], tf.TensorSpec((1, L, D), tf.float32, name="h0")
+        plans.append(
+            _Plan(
+                "intent_head",
+                intent_own_fn,
+                [last, "h0", "ids"],
+                [hspec, h0_spec, ids_spec],
+                lambda i: [last_h[i : i + 1], h0[i : i + 1], calib_ids[i : i + 1]],
+            )
         )
-    )
+    else:
+        plans.append(
+            _Plan(
+                "intent_head",
+                intent_fn,
+                [last, "ids"],
+                [hspec, ids_spec],
+                lambda i: [last_h[i : i + 1], calib_ids[i : i + 1]],
+            )
+        )
     plans.append(
         _Plan(
             "logs_head",

@@ -53,9 +53,13 @@ def decode_spans(tags: np.ndarray) -> set[tuple[int, int, str]]:
     return spans
 
 
-def accept(probs: np.ndarray, thresholds: dict[str, float] | None) -> np.ndarray:
-    """Predicted intent index, OOS where the model says so or the confidence is below threshold."""
+def accept(probs: np.ndarray, thresholds: dict[str, float] | None, oos_bar: float = 0.0) -> np.ndarray:
+    """Predicted intent index: OOS where the model says so with at least ``oos_bar`` (else its
+    best in-scope intent) or where the confidence is below that intent's threshold."""
     pred = probs.argmax(axis=-1)
+    if oos_bar > 0.0:
+        weak = (pred == OOS_INDEX) & (probs[:, OOS_INDEX] < oos_bar)
+        pred = np.where(weak, probs[:, :OOS_INDEX].argmax(axis=-1), pred)
     if thresholds:
         th = np.array([thresholds.get(name, 0.0) for name in INTENT_LABELS])
         low = probs[np.arange(len(pred)), pred] < th[pred]
@@ -71,8 +75,9 @@ def intent_metrics(
     ids: np.ndarray,
     temperature: float = 1.0,
     thresholds: dict[str, float] | None = None,
+    oos_bar: float = 0.0,
 ) -> dict[str, float]:
-    pred = accept(softmax(intent_logits, temperature), thresholds)
+    pred = accept(softmax(intent_logits, temperature), thresholds, oos_bar)
     in_scope = gold_intent != OOS_INDEX
     tp = fp = fn = 0
     exact = []

@@ -33,6 +33,10 @@ class NetConfig:
     # width of the sentence embedding the intent head also writes (distilled from a pretrained
     # sentence encoder; custom intents compare it with the user's examples); 0: none
     sentence_dim: int = 0
+    # what the sentence embedding reads: "pooled" (the last block's state, shared with the intent
+    # classes) or "embed" (the token embeddings through a conv block of its own, so that the
+    # intent classes, which make every out-of-scope request alike, do not shape it)
+    sentence_source: str = "pooled"
 
     @property
     def n_blocks(self) -> int:
@@ -132,15 +136,21 @@ class IntentHead(layers.Layer):
         self.slot_hidden = layers.Dense(cfg.d_model, activation="relu", name="slot_hidden")
         self.slots = layers.Dense(cfg.n_tags, name="slots")
         self.sentence_dim = cfg.sentence_dim
+        self.own_path = cfg.sentence_source == "embed"
         if cfg.sentence_dim:
+            if self.own_path:
+                self.sent_block = Block(cfg, "conv", dilation=1, name="sent_block")
+                self.sent_norm = Norm(name="sent_norm")
             self.sent_hidden = layers.Dense(2 * cfg.d_model, activation="tanh", name="sent_hidden")
             self.sent = layers.Dense(cfg.sentence_dim, name="sentence")
 
-    def call(self, h: Any, ids: Any) -> tuple[Any, ...]:
+    def call(self, h: Any, ids: Any, h0: Any = None) -> tuple[Any, ...]:
         normed = self.norm(_masked_pool(h, ids))
         pooled = self.pool(normed)
         out = (self.intent(pooled), self.slots(self.slot_hidden(h)))
         if self.sentence_dim:
+            if self.own_path:
+                normed = self.sent_norm(_masked_pool(self.sent_block(h0), ids))
             out = (*out, self.sent(self.sent_hidden(normed)))
         return out
 
@@ -184,10 +194,10 @@ def build_network(cfg: NetConfig, name: str) -> Network:
     ihead = IntentHead(cfg, name="intent_head")
     lhead = LogsHead(cfg, name="logs_head")
     ids = keras.Input(shape=(cfg.max_len,), dtype="int32", name="ids")
-    h = embed(ids)
+    h0 = h = embed(ids)
     for block in blocks:
         h = block(h)
-    intent, slots, *sentence = ihead(h, ids)
+    intent, slots, *sentence = ihead(h, ids, h0)
     sev, cat, anom = lhead(h, ids)
     outputs = {
         "intent": layers.Identity(name="intent")(intent),

@@ -1,0 +1,100 @@
+"""Category agreement with a hand-labelled sample (``bench/data/log_categories.tsv``).
+
+Usage::
+
+    .venv/bin/python bench/logs_categories.py [--labels bench/data/log_categories.tsv] [--no-model]
+        [--show N]
+
+The sample: 252 lines, each labelled by hand with one of the categories of
+``edge_agent/logs/labels.py`` (docs/logs.md says what each covers): 156 lines of the loghub 2k
+systems the model never trained on (one line per event of a seeded sample of templates of Apache,
+Hadoop, Linux, Mac, OpenSSH and Zookeeper) and 96 paraphrased lines of the kinds this machine's
+own logs hold (apt, dpkg, databases, brokers, dmesg). The lines of each source are fed in order to
+one source of a fresh ``LogService`` (the shipped bundle unless ``--no-model``), as ``edge-agent
+logs classify`` does. Printed: per hand label, how many lines and the share the service gave the
+same category (and where the others went); per source group; overall. Target (issue 29): >= 85 %.
+``--show N`` prints up to N disagreements per hand label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from logs_flags import load_model
+
+from edge_agent.logs.labels import CATEGORIES
+
+DEFAULT_LABELS = Path(__file__).resolve().parent / "data" / "log_categories.tsv"
+
+
+def read_labels(path: Path) -> list[tuple[str, str, str]]:
+    """(source, category, line) rows; ``#`` lines are comments."""
+    rows = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        source, category, line = raw.split("\t", 2)
+        if category not in CATEGORIES:
+            raise ValueError(f"{path}:{number}: unknown category {category!r}")
+        rows.append((source, category, line))
+    return rows
+
+
+def predict(rows: list[tuple[str, str, str]], model: object | None) -> list[str]:
+    """The service's category of each row, each source fed in order to a fresh service."""
+    from edge_agent.logs.service import LogService
+
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i, (source, _, _) in enumerate(rows):
+        by_source[source].append(i)
+    out = [""] * len(rows)
+    for source, idx in by_source.items():
+        service = LogService(model=model)  # type: ignore[arg-type]
+        for i, res in zip(idx, service.process([rows[i][2] for i in idx], source), strict=True):
+            out[i] = res.label.category
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    ap.add_argument("--no-model", action="store_true")
+    ap.add_argument("--show", type=int, default=0, help="disagreements printed per hand label")
+    args = ap.parse_args()
+    rows = read_labels(args.labels)
+    predicted = predict(rows, load_model(args.no_model))
+    per_label: dict[str, Counter[str]] = defaultdict(Counter)
+    per_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (source, truth, _), guess in zip(rows, predicted, strict=True):
+        per_label[truth][guess] += 1
+        group = per_group[source.split("/")[0]]
+        group[0] += guess == truth
+        group[1] += 1
+    print(f"{'hand label':<12} {'lines':>5} {'agree':>7}   predicted instead")
+    for category in CATEGORIES:
+        got = per_label.get(category)
+        if not got:
+            continue
+        n = sum(got.values())
+        others = ", ".join(f"{c} {k}" for c, k in got.most_common() if c != category)
+        print(f"{category:<12} {n:>5} {100 * got[category] / n:6.1f}%   {others}")
+        shown = 0
+        for (_, truth, line), guess in zip(rows, predicted, strict=True):
+            if truth == category and guess != truth and shown < args.show:
+                print(f"      -> {guess:<11} {line[:130]}")
+                shown += 1
+    for group, (agree, n) in sorted(per_group.items()):
+        print(f"{group + ' lines':<18} {n:>5} {100 * agree / n:6.1f}%")
+    total = sum(a for a, _ in per_group.values())
+    print(f"{'overall':<18} {len(rows):>5} {100 * total / len(rows):6.1f}%  (target >= 85 %)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

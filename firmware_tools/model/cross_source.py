@@ -1,0 +1,267 @@
+"""Cross-source figures: the student trained without one whole source, scored on that source's
+held-out split, so that the figure says how the model does on people whose phrasing it never saw.
+
+It reuses a finished build's stages from its work directory (``edge-fw build-model --work DIR``
+with the same plan, seed and data): the tokenizer and encodings, the teacher's outputs and the
+sentence targets. Only the student is trained again, once per left-out source, on the transfer
+rows whose origin is another source (restyled and augmented copies go with their source; the
+teacher saw every source, which this cheap way accepts). Sources:
+
+- ``clinc``: CLINC150 (training rows out; scored on its test + oos_test split, mapped);
+- ``snips``: the 2017 Snips benchmark (training rows out; scored on its validate split);
+- ``sgd``: Schema-Guided Dialogue. Its labels never train the intent head (``data/sgd.py``), so
+  the full student is scored on its test split as it is; ``retrain_sgd`` also drops SGD's texts
+  from the sentence embedding's targets.
+
+The generator is not left out by family: its rows are the only source of most of our intents, so
+a model without a family would not know the intents that family's held-out split asks for. Home
+Assistant's test sentences, which no stage reads, play that part (``bench/intents_dev.py``).
+
+Every figure is the float student's at the argmax of its temperature-1 probabilities unless a
+calibration is passed; ``choose_calibration`` picks the temperature and the out-of-scope bar on
+the pooled left-out predictions, so that the shipped decision is one that transferred.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from firmware_tools.model.dataset import INTENT_LABELS, IntentArrays, encode_intents
+
+__all__ = ["SOURCES", "FoldResult", "choose_calibration", "fold_metrics", "run_folds", "train_folds"]
+
+SOURCES = ("clinc", "snips", "sgd")
+OOS = len(INTENT_LABELS) - 1
+BINS = 15
+
+
+@dataclass
+class FoldResult:
+    source: str
+    probs: np.ndarray  # (N, I) temperature-1 probabilities of the left-out split
+    logits: np.ndarray
+    gold: np.ndarray  # (N,) label index; OOS for out of scope
+    texts: list[str] = field(default_factory=list)
+    slot_f1: float = float("nan")  # span F1 of the tagger on the in-scope rows with gold spans
+
+
+def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
+    z = z / t
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def decide(probs: np.ndarray, oos_bar: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(prediction, confidence): the best in-scope intent unless out of scope is the argmax and
+    its probability reaches ``oos_bar`` (0: plain argmax); the confidence is the probability of
+    the answer given (out of scope's own when rejected)."""
+    arg = probs.argmax(axis=1)
+    best_in = probs[:, :OOS].argmax(axis=1)
+    reject = (arg == OOS) & (probs[:, OOS] >= oos_bar)
+    pred = np.where(reject, OOS, np.where(arg == OOS, best_in, arg))
+    conf = probs[np.arange(len(pred)), pred]
+    return pred, conf
+
+
+def ece(conf: np.ndarray, right: np.ndarray, bins: int = BINS) -> float:
+    idx = np.minimum(bins - 1, (conf * bins).astype(int))
+    total = 0.0
+    for b in range(bins):
+        m = idx == b
+        if m.any():
+            total += m.mean() * abs(right[m].mean() - conf[m].mean())
+    return float(total)
+
+
+def fold_metrics(res: FoldResult, temperature: float = 1.0, oos_bar: float = 0.0) -> dict[str, float]:
+    probs = softmax(res.logits, temperature)
+    pred, conf = decide(probs, oos_bar)
+    ins = res.gold != OOS
+    right = pred == res.gold
+    return {
+        "n_in_scope": float(ins.sum()),
+        "n_oos": float((~ins).sum()),
+        "in_scope_accuracy": float(right[ins].mean()) if ins.any() else float("nan"),
+        "false_rejection": float((pred[ins] == OOS).mean()) if ins.any() else float("nan"),
+        "oos_rejection": float((pred[~ins] == OOS).mean()) if (~ins).any() else float("nan"),
+        "ece": ece(conf, right),
+        "slot_f1": res.slot_f1,
+    }
+
+
+def choose_calibration(
+    results: Sequence[FoldResult], min_oos_rejection: float = 0.95
+) -> tuple[float, float]:
+    """(temperature, oos_bar) from the pooled left-out predictions: the temperature of least
+    NLL, then the highest out-of-scope bar (the fewest false rejections) at which the sources'
+    out-of-scope rows are still rejected at ``min_oos_rejection`` on average, each source weighing
+    the same (0, the plain argmax, when even it does not reach it: a bar only lowers rejection)."""
+    logits = np.concatenate([r.logits for r in results])
+    gold = np.concatenate([r.gold for r in results])
+    best_t, best_nll = 1.0, np.inf
+    for t in np.arange(0.5, 3.01, 0.05):
+        p = softmax(logits, float(t))[np.arange(len(gold)), gold]
+        nll = float(-np.log(np.maximum(p, 1e-12)).mean())
+        if nll < best_nll:
+            best_t, best_nll = float(t), nll
+    with_oos = [r for r in results if (r.gold == OOS).any()]
+    best_bar = 0.0
+    for bar in np.arange(0.0, 1.0, 0.01):
+        rejected = [
+            (decide(softmax(r.logits, best_t), float(bar))[0][r.gold == OOS] == OOS).mean() for r in with_oos
+        ]
+        if rejected and float(np.mean(rejected)) >= min_oos_rejection:
+            best_bar = float(bar)
+        else:
+            break
+    return round(best_t, 2), round(best_bar, 2)
+
+
+def eval_split(data_dir: Path, source: str) -> list[Any]:
+    """The held-out examples of ``source``."""
+    if source == "sgd":
+        from firmware_tools.data.sgd import load_sgd
+
+        return load_sgd(data_dir, "test")
+    from firmware_tools.data.real import mapped
+
+    return [m.example for m in mapped(data_dir, "dev")[0] if m.source.startswith(f"{source}:")]
+
+
+def run_folds(
+    work: Path,
+    data_dir: Path,
+    log_dir: Path | None,
+    *,
+    sources: Sequence[str] = SOURCES,
+    epochs: int | None = None,
+    seed: int = 7,
+    retrain_sgd: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[FoldResult]:
+    """Train one student per left-out source on the cached stages of ``work``; score each on its
+    held-out split (SGD: the full student unless ``retrain_sgd``)."""
+    from firmware_tools.model import build as b
+    from firmware_tools.model.pretrained import default_zip, load_checkpoint
+
+    plan = b.plan_for(tiny=False)
+    if epochs is not None:
+        plan = _with_epochs(plan, epochs)
+    tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
+    cache = b._StageCache(work, (), log)
+    data = b._load_data(tmp, plan, seed, (data_dir, log_dir), log, cache, None)
+    t_path = cache.dir / "teacher_outputs.npz"
+    if not t_path.exists():
+        raise FileNotFoundError(f"{t_path}: run edge-fw build-model --work {work} with the same data first")
+    with np.load(t_path) as z:
+        t_logits = {k: z[k] for k in z.files}
+    b._relabel_from_teacher(data, t_logits)
+    ckpt = load_checkpoint(default_zip())
+    sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
+    base = b.student_base(data, plan, t_logits)
+    return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log)
+
+
+def train_folds(
+    data: Any,
+    t_logits: dict[str, np.ndarray],
+    sentence: Any,
+    plan: Any,
+    base: dict[str, Any],
+    cache: Any,
+    seed: int,
+    sources: Sequence[str] = SOURCES,
+    retrain_sgd: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[FoldResult]:
+    """The folds on a build's in-memory stages: ``data`` (relabelled by the teacher),
+    ``t_logits`` (the teacher's outputs of its transfer rows) and the sentence targets."""
+    from firmware_tools.model import build as b
+    from firmware_tools.model.train import make_targets, predict_logits
+
+    n_classes = {"intent": len(INTENT_LABELS)}
+    origins = np.array([getattr(e, "origin", "gen") for e in data.it_tr.examples])
+    results = []
+    for source in sources:
+        keep = origins != source
+        train_all = source == "sgd" and not retrain_sgd
+        if train_all:
+            keep[:] = True
+        it = _subset(data.it_tr, keep)
+        teacher = {k: np.concatenate([v[: len(keep)][keep], v[len(keep) :]]) for k, v in t_logits.items()}
+        sent = sentence
+        if sentence is not None:
+            from firmware_tools.model.train import SentenceTargets
+
+            drop_extra = source == "sgd" and retrain_sgd
+            sent = SentenceTargets(
+                sentence.rows[keep],
+                sentence.extra_ids[:0] if drop_extra else sentence.extra_ids,
+                sentence.extra[:0] if drop_extra else sentence.extra,
+            )
+        targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
+        # the full student (SGD scored as it is) is the build's own, reused from the work directory
+        fold_cache = cache if train_all else _FoldCache(cache, source, keep)
+        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache)
+        net = trainer("student", plan.student, plan.student_epochs)
+        examples = eval_split(data.data_dir, source)
+        enc = encode_intents(data.tok, examples)
+        out = predict_logits(net, enc.ids)
+        logits = out["intent"]
+        f1 = _span_f1(out["slots"], enc, examples)
+        results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts, f1))
+        log(f"left out {source}: {fold_metrics(results[-1])}")
+    return results
+
+
+def _span_f1(slot_logits: np.ndarray, enc: IntentArrays, examples: Sequence[Any]) -> float:
+    """Token-span F1 over the in-scope rows whose gold spans are known (nan when none are)."""
+    from firmware_tools.model.metrics import intent_metrics
+
+    rows = np.array([bool(e.intent) and e.spans_known and bool(e.spans) for e in examples])
+    if not rows.any():
+        return float("nan")
+    zeros = np.zeros((int(rows.sum()), len(INTENT_LABELS)), np.float32)
+    m = intent_metrics(zeros, slot_logits[rows], enc.intent[rows], enc.tags[rows], enc.ids[rows])
+    return float(m["slot_span_f1"])
+
+
+def _with_epochs(plan: Any, epochs: int) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(plan, student_epochs=epochs)
+
+
+def _subset(arr: IntentArrays, keep: np.ndarray) -> IntentArrays:
+    idx = np.flatnonzero(keep)
+    out = IntentArrays(
+        arr.ids[idx],
+        arr.intent[idx],
+        arr.tags[idx],
+        [arr.texts[i] for i in idx],
+        [arr.examples[i] for i in idx],
+        [arr.offsets[i] for i in idx] if arr.offsets is not None else None,
+    )
+    return out
+
+
+class _FoldCache:
+    """The build's stage cache, with the student's weights kept per left-out source."""
+
+    def __init__(self, cache: Any, source: str, keep: np.ndarray) -> None:
+        self.cache = cache
+        self.tag = f"xsource-{source}-{int(keep.sum())}"
+
+    def path(self, stage: str, name: str) -> Path | None:
+        return self.cache.path(stage, f"{self.tag}-{name}")
+
+    def target(self, name: str) -> Path:
+        path: Path = self.cache.target(f"{self.tag}-{name}")
+        return path

@@ -1,0 +1,65 @@
+"""The out-of-scope decision chosen on left-out sources: the bar, the temperature, and that the
+build's metrics and the agent's recognizer apply the same rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from firmware_tools.model.cross_source import OOS, FoldResult, choose_calibration, decide, fold_metrics
+from firmware_tools.model.metrics import accept
+
+DEFAULT_BUNDLE = Path(__file__).resolve().parents[1] / "edge_agent" / "models" / "default"
+
+
+def _probs(*rows: tuple[float, ...]) -> np.ndarray:
+    out = np.zeros((len(rows), OOS + 1), np.float32)
+    for i, row in enumerate(rows):
+        out[i, : len(row) - 1] = row[:-1]
+        out[i, OOS] = row[-1]
+    return out
+
+
+def test_a_weak_out_of_scope_answer_gives_way_to_the_best_intent() -> None:
+    probs = _probs((0.3, 0.1, 0.6), (0.05, 0.05, 0.9), (0.7, 0.2, 0.1))
+    pred, conf = decide(probs, oos_bar=0.8)
+    assert pred.tolist() == [0, OOS, 0]
+    assert conf.tolist() == pytest.approx([0.3, 0.9, 0.7])
+    assert decide(probs, 0.0)[0].tolist() == [OOS, OOS, 0]  # the plain argmax
+    assert accept(probs, None, 0.8).tolist() == pred.tolist()  # the build's metrics: same rule
+
+
+def test_the_bar_stops_where_out_of_scope_rejection_would_fall_below_the_target() -> None:
+    rng = np.random.default_rng(1)
+    n = 400
+    gold = np.where(np.arange(n) < 200, 0, OOS)
+    p_oos = np.where(gold == OOS, rng.uniform(0.55, 1.0, n), rng.uniform(0.0, 0.7, n))
+    probs = np.zeros((n, OOS + 1))
+    probs[:, OOS] = p_oos
+    probs[:, 0] = 1 - p_oos
+    logits = np.log(probs + 1e-9).astype(np.float32)
+    res = FoldResult("x", probs.astype(np.float32), logits, gold)
+    t, bar = choose_calibration([res], min_oos_rejection=0.9)
+    m = fold_metrics(res, t, bar)
+    assert m["oos_rejection"] >= 0.9
+    tighter = fold_metrics(res, t, round(bar + 0.02, 2))
+    assert tighter["oos_rejection"] < 0.9 or bar >= 0.98  # one step further would break the target
+    assert m["false_rejection"] <= fold_metrics(res, t, 0.0)["false_rejection"]
+
+
+def test_recognizer_applies_the_manifests_bar() -> None:
+    from edge_agent.nlu.recognizer import IntentRecognizer
+    from edge_agent.runtime.bundle import load_bundle
+    from edge_agent.runtime.model import Model
+
+    model = Model(load_bundle(DEFAULT_BUNDLE), tasks=("intents",))
+    text = "who wrote the declaration of independence"
+    plain = IntentRecognizer(model, calibration={"temperature": 1.0})
+    assert plain.recognize([text])[0].intent is None
+    # a bar above any probability: out of scope never wins, the best in-scope intent answers
+    never = IntentRecognizer(model, calibration={"temperature": 1.0, "oos_bar": 1.01})
+    got = never.recognize([text])[0]
+    assert got.intent is not None and got.confidence < 0.5
+    model.close()
