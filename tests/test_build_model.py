@@ -150,5 +150,5 @@ def _check_sentence_embedding(bundle: Any) -> None:
         model.close()
         entry = bundle.manifest if variant == "default" else bundle.manifest["variants"][variant]
         cal = entry["calibration"]["custom_intents"]
-        assert -1.0 <= cal["threshold"] <= 1.0 and cal["k"] >= 1
+        assert -1.0 <= cal["threshold"] <= 1.0 and cal["top_k"] >= 1
     assert 0.0 < bundle.manifest["metrics"]["student_float"]["sentence_cosine"] <= 1.0

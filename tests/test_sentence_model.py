@@ -1,5 +1,5 @@
 """The pieces behind custom intents and speaker-style data: restyled utterances keep their labels
-and spans, the custom-intent scores and their calibration, and the SGD mapping."""
+and spans, the build's calibration of custom intents, and the SGD mapping."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from edge_agent.nlu.custom_match import CustomCalibration, best_intents, intent_scores, unit_rows
+from edge_agent.nlu.custom.match import CustomSettings
 from firmware_tools.data.intents import IntentExample, generate
 from firmware_tools.data.sgd import load_sgd, sgd_texts
 from firmware_tools.model.custom_calib import Episode, calibrate_custom
@@ -43,27 +42,15 @@ def test_restyle_adds_speaker_habits_and_drops_punctuation() -> None:
     assert all(o.intent == "HassTurnOn" for o in out)
 
 
-def test_intent_scores_average_the_k_nearest_examples() -> None:
-    ex = unit_rows(np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0, 0, 1]], np.float32))
-    owner = np.array([0, 0, 1, 1])
-    q = unit_rows(np.array([[1, 0.1, 0], [0, 0.1, 1]], np.float32))
-    s = intent_scores(q, ex, owner, 3, k=2)
-    sims = q @ ex.T
-    assert s[0, 0] == pytest.approx(sims[0, :2].mean(), abs=1e-6)
-    assert s[1, 1] == pytest.approx(sims[1, 2:].mean(), abs=1e-6)
-    assert (s[:, 2] == -1).all()  # an intent without examples never wins
-    best, top = best_intents(s)
-    assert best.tolist() == [0, 1] and top[0] == pytest.approx(s[0, 0])
-    k1 = intent_scores(q, ex, owner, 3, k=1)
-    assert k1[0, 0] == pytest.approx(sims[0, :2].max(), abs=1e-6)
-
-
 def test_custom_calibration_rejects_the_untaught_share_asked_for() -> None:
     rng = np.random.default_rng(0)
-    centres = unit_rows(rng.normal(size=(4, 16)))
+    def unit(x: np.ndarray) -> np.ndarray:
+        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    centres = unit(rng.normal(size=(4, 16)))
 
     def noisy(i: int, n: int, spread: float) -> list[np.ndarray]:
-        return list(unit_rows(centres[i] + spread * rng.normal(size=(n, 16))))
+        return list(unit(centres[i] + spread * rng.normal(size=(n, 16))))
 
     vectors: dict[str, np.ndarray] = {}
 
@@ -78,8 +65,9 @@ def test_custom_calibration_rejects_the_untaught_share_asked_for() -> None:
     cal, m = calibrate_custom(lambda texts: np.stack([vectors[t] for t in texts]), [ep], 0.9)
     assert m["custom_uncovered_rejected"] >= 0.9 - 0.011
     assert m["custom_recognized"] > 0.8  # taught intents sit far closer than the untaught one
-    conf = CustomCalibration.from_manifest(cal).confidence(np.array([cal["threshold"] - 0.3, 0.99]))
-    assert conf[0] < conf[1]  # the fitted map rises with the score
+    settings = CustomSettings.from_calibration({"custom_intents": cal})
+    assert settings.threshold == cal["threshold"] and settings.top_k == cal["top_k"]
+    assert settings.confidence(cal["threshold"] - 0.3) < settings.confidence(0.99)  # rises with the score
 
 
 def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from edge_agent.nlu.custom_match import TOP_K, best_intents, intent_scores
+from edge_agent.nlu.custom.match import example_layout, fit_logistic, intent_cohesion, intent_scores
 
 __all__ = ["Episode", "calibrate_custom", "episodes_from_examples", "sgd_episodes"]
 
@@ -34,6 +34,8 @@ N_EXAMPLES = 10
 N_TAUGHT = 12
 N_EPISODES = 6
 TARGET_REJECTION = 0.93
+TOP_K = (1, 2, 3)
+COHESION_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
 
 
 @dataclass
@@ -96,29 +98,76 @@ def episodes_from_examples(examples: Sequence[Any], seed: int) -> list[Episode]:
     return eps
 
 
+@dataclass
+class _Scored:
+    """One episode embedded: examples ordered by intent, queries, their gold intents."""
+
+    vectors: np.ndarray
+    starts: np.ndarray
+    queries: np.ndarray
+    gold: np.ndarray
+
+
+def _embed_episode(embed: Callable[[list[str]], np.ndarray], ep: Episode) -> _Scored:
+    order = np.argsort(np.asarray(ep.example_intent), kind="stable")
+    labels = np.asarray(ep.example_intent)[order]
+    vectors = embed([ep.examples[i] for i in order])
+    starts = np.searchsorted(labels, np.arange(ep.n_intents)).astype(np.intp)
+    return _Scored(vectors, starts, embed(ep.queries), np.asarray(ep.query_intent))
+
+
+def _adjusted(sc: _Scored, top_k: int, weight: float, ref: float) -> tuple[np.ndarray, np.ndarray]:
+    """(best intent, its score less the intent's cohesion offset) of every query, as the agent
+    scores them (``edge_agent.nlu.custom.match``; each example its own template here)."""
+    layout = example_layout(sc.starts, len(sc.vectors))
+    scores = intent_scores(sc.queries @ sc.vectors.T, layout, top_k)
+    cohesion = intent_cohesion(sc.vectors, sc.starts, np.arange(len(sc.vectors)), top_k)
+    scores = scores - np.where(np.isnan(cohesion), 0.0, weight * (cohesion - ref))[None, :]
+    best = scores.argmax(axis=1)
+    return best, scores[np.arange(len(best)), best]
+
+
+def _cohesion_ref(scored: Sequence[_Scored], top_k: int) -> float:
+    values = [intent_cohesion(s.vectors, s.starts, np.arange(len(s.vectors)), top_k) for s in scored]
+    flat = np.concatenate(values)
+    return float(np.nanmean(flat)) if np.isfinite(flat).any() else 0.0
+
+
 def calibrate_custom(
     embed: Callable[[list[str]], np.ndarray],
     episodes: Sequence[Episode],
     target_rejection: float = TARGET_REJECTION,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(calibration for the manifest, metrics): threshold, logistic slope and intercept, k."""
-    scores, right, taught = [], [], []
-    for ep in episodes:
-        ex = embed(ep.examples)
-        q = embed(ep.queries)
-        s = intent_scores(q, ex, np.asarray(ep.example_intent), ep.n_intents, TOP_K)
-        best, top = best_intents(s)
-        gold = np.asarray(ep.query_intent)
-        scores.append(top)
-        right.append((best == gold) & (gold >= 0))
-        taught.append(gold >= 0)
-    score, ok, is_taught = np.concatenate(scores), np.concatenate(right), np.concatenate(taught)
-    threshold = _threshold(score[~is_taught], target_rejection)
-    slope, intercept = _logistic(score, ok.astype(np.float64))
+    """(``calibration.custom_intents`` for the manifest, metrics). Over every ``top_k`` and
+    cohesion weight tried, the one that recognizes the most taught sentences while leaving
+    ``target_rejection`` of the untaught ones alone; its threshold and confidence map."""
+    scored = [_embed_episode(embed, ep) for ep in episodes]
+    best: tuple[float, dict[str, float], dict[str, float]] | None = None
+    for top_k in TOP_K:
+        ref = _cohesion_ref(scored, top_k)
+        for weight in COHESION_WEIGHTS:
+            cal, m = _fit(scored, top_k, weight, ref, target_rejection)
+            if best is None or m["custom_recognized"] > best[0] + 1e-9:
+                best = (m["custom_recognized"], cal, m)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _fit(
+    scored: Sequence[_Scored], top_k: int, weight: float, ref: float, target: float
+) -> tuple[dict[str, float], dict[str, float]]:
+    picks = [_adjusted(s, top_k, weight, ref) for s in scored]
+    score = np.concatenate([p[1] for p in picks])
+    gold = np.concatenate([s.gold for s in scored])
+    ok = np.concatenate([p[0] for p in picks]) == gold
+    taught = gold >= 0
+    ok &= taught
+    threshold = _threshold(score[~taught], target)
     accepted = score >= threshold
+    slope, intercept = fit_logistic(score, ok)
     metrics = {
-        "custom_recognized": float((ok & accepted)[is_taught].mean()) if is_taught.any() else 0.0,
-        "custom_uncovered_rejected": float((~accepted)[~is_taught].mean()) if (~is_taught).any() else 0.0,
+        "custom_recognized": float((ok & accepted)[taught].mean()) if taught.any() else 0.0,
+        "custom_uncovered_rejected": float((~accepted)[~taught].mean()) if (~taught).any() else 0.0,
         "custom_threshold": float(threshold),
         "custom_queries": float(len(score)),
     }
@@ -126,7 +175,9 @@ def calibrate_custom(
         "threshold": round(threshold, 4),
         "slope": round(slope, 4),
         "intercept": round(intercept, 4),
-        "k": TOP_K,
+        "top_k": top_k,
+        "cohesion_weight": weight,
+        "cohesion_ref": round(ref, 4),
     }
     return cal, metrics
 
@@ -136,18 +187,3 @@ def _threshold(untaught: np.ndarray, target: float) -> float:
     if len(untaught) == 0:
         return 0.5
     return float(np.quantile(untaught, target))
-
-
-def _logistic(x: np.ndarray, y: np.ndarray, steps: int = 50) -> tuple[float, float]:
-    """P(y | x) = sigmoid(a x + b) by Newton's method (a small ridge keeps it finite)."""
-    X = np.stack([x.astype(np.float64), np.ones_like(x, np.float64)], axis=1)
-    w = np.zeros(2)
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(X @ w)))
-        grad = X.T @ (p - y) + 1e-3 * w
-        hess = (X * (p * (1 - p))[:, None]).T @ X + 1e-3 * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return float(w[0]), float(w[1])
