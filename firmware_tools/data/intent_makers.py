@@ -2923,7 +2923,7 @@ def _todo_chore(g: Gen) -> Result:
         g,
         "HassListAddItem",
         (
-            "(put|add) {c} (on|to) (my|the|our) {l} list",
+            "(put {c} on|add {c} to) (my|the|our) {l} list",
             "<pls> add {c} to my {l} list",
             "i (need|have|still have) to {c}, (add|put) (it|that) (to|on) (my|the) {l} list",
             "{l} list: {c}",
