@@ -1542,6 +1542,18 @@ def media_next(g: Gen) -> Result:
             "{n} (next|skip) (song|track)",
             "skip to the next one {p}",
             "this song is (boring|terrible), next",
+            "(may|can|could) we (go|move on|skip ahead) to the next (song|track|one) {p} ?",
+            "skip this one [please] {p}",
+            "let's (skip|move on|hear the next one) {p}",
+            "i'd like the next (song|track) <pls_end>",
+            "on to the next (one|song|track) {p}",
+            "not this one, (next|skip it|skip)",
+            "(can|could) you play the next one {p} ?",
+            "go forward a (song|track) {p}",
+            "(give me|let's have) the next (one|song) {p}",
+            "i've heard this one (already|before), skip (it|)",
+            "jump to the next (song|track) {p}",
+            "(another|a different) song <pls_end>",
         ),
     )
 
@@ -1570,6 +1582,14 @@ def media_previous(g: Gen) -> Result:
             "(restart|replay) the (previous|last) (song|track|episode) {p}",
             "play the one before {p}",
             "previous (item|video|chapter) {p}",
+            "(may|can|could) we go back (a|one) (song|track) {p} ?",
+            "play the last one again {p}",
+            "(bring|put) back the (last|previous) (song|track|one) {p}",
+            "go back one {p}",
+            "(back up|jump back) a (song|track) {p}",
+            "i want the previous (song|track) again",
+            "that last song again <pls_end>",
+            "(wait|hold on), go back to the (song|track) before",
         ),
     )
 
@@ -1620,6 +1640,8 @@ def set_volume(g: Gen) -> Result:
 
 
 def volume_relative(g: Gen) -> Result:
+    if g.rng.random() < 0.25:
+        return _volume_plea(g)
     r = g.rng.random()
     up = g.rng.random() < 0.5
     p = lambda: _player(g)  # noqa: E731
@@ -1683,13 +1705,72 @@ def volume_relative(g: Gen) -> Result:
     )
     s = lambda: g.word(word, "volume_step", volume_step="up" if up else "down")  # noqa: E731
     t = (
-        ("i {s} (it|anything|the music|the tv)", "i can {s} the (tv|music)")
+        ("i {s} (it|anything|the music|the tv)", "sorry, i {s} the (tv|music)")
         if "hear" in word and "too" not in word
         else ("it's {s} {p}", "the (music|tv|volume) is {s}", "that's {s}", "this is {s}")
     )
     if "hear" in word and "can't" not in word and "cannot" not in word:
         t = ("i can {s} the (tv|music|movie)", "i can {s} anything")
     return _run(g, "HassSetVolumeRelative", t, s=s, p=p)
+
+
+def _volume_plea(g: Gen) -> Result:
+    """How people ask for volume without the word: "speak up", "i can't hear you", "keep it down" """
+    if g.rng.random() < 0.5:
+        word, t = g.choice(
+            (
+                (
+                    "speak up",
+                    ("{s} <pls_end>", "<pls> {s}", "{s} a (bit|little) {p}", "(hey|sorry|pardon), {s}"),
+                ),
+                (
+                    "can't hear",
+                    ("i {s} you", "sorry, i {s} you", "i {s} (a thing|anything|what you're saying)"),
+                ),
+                ("cannot hear", ("i {s} you", "i {s} (the music|the tv|anything) {p}")),
+                ("barely hear", ("i can {s} you", "i can {s} (it|the music|the tv|this) {p}")),
+                ("too quiet", ("it's {s} {p}", "(this|that|the music|the tv|your voice) is {s}", "way {s}")),
+                (
+                    "turn it up",
+                    ("{s} (a bit|a notch|some|a little) {p}", "(can|could) you {s} ?", "{s}, i can't hear"),
+                ),
+                ("crank it up", ("{s} {p}", "{s} <pls_end>", "let's {s}")),
+                ("pump it up", ("{s} {p}", "{s} <pls_end>")),
+                (
+                    "louder",
+                    ("{s}, i can't hear (you|it)", "a (bit|little) {s} <pls_end>", "{s} (please|pls)"),
+                ),
+            )
+        )
+        up = True
+    else:
+        word, t = g.choice(
+            (
+                ("too loud", ("it's {s} {p}", "(this|that|the music|the tv) is {s}", "(way|much) {s}")),
+                ("way too loud", ("it's {s} {p}", "that's {s}", "(ouch|ugh), {s}")),
+                ("keep it down", ("{s} <pls_end>", "(can|could) you {s} [a bit] ?", "<pls> {s}", "{s} {p}")),
+                ("tone it down", ("{s} (a bit|a little|a notch) {p}", "<pls> {s}", "{s} <pls_end>")),
+                (
+                    "turn it down",
+                    ("{s} (a bit|a notch|a little) {p}", "(can|could) you {s} ?", "my ears hurt, {s}"),
+                ),
+                ("so loud", ("it's {s} i can't think", "why is it {s} {p} ?", "it's {s} {p}")),
+                (
+                    "loud",
+                    ("not so {s} <pls_end>", "(ugh|wow) that's {s}", "it's (a bit|kind of|really) {s} {p}"),
+                ),
+                ("quieter", ("a (bit|little) {s} <pls_end>", "{s}, the baby is sleeping", "(shh|hush), {s}")),
+                ("less loud", ("{s} <pls_end>", "can it be {s} ?")),
+            )
+        )
+        up = False
+    return _run(
+        g,
+        "HassSetVolumeRelative",
+        t,
+        s=lambda: g.word(word, "volume_step", volume_step="up" if up else "down"),
+        p=lambda: _player(g),
+    )
 
 
 def mute(g: Gen) -> Result:
@@ -1804,6 +1885,450 @@ def _query(g: Gen) -> str:
 
 
 def search_play(g: Gen) -> Result:
+    r = g.rng.random()
+    if r < 0.4:
+        return _play_title(g)
+    if r < 0.48:
+        return _play_by_era(g)
+    if r < 0.57:
+        return _play_genre(g)
+    if r < 0.66:
+        return _play_by_artist(g)
+    if r < 0.76:
+        return _play_on_service(g)
+    if r < 0.81:
+        return _open_provider(g)
+    if r < 0.91:
+        return _watch(g)
+    return _play_wish(g)
+
+
+_ENSEMBLES = ("Quartet", "Trio", "Orchestra", "Collective", "Brothers", "Sisters", "Ensemble")
+
+
+def _artist(g: Gen) -> str:
+    """An invented performer: "Marla Quintavo", "The Neon Foxes", "DJ Velkor" ..."""
+    inv = invented_name(g.rng)
+    word = g.choice(lx.TITLE_WORDS).title()
+    return g.choice(
+        (
+            f"{g.choice(lx.FIRST_NAMES)} {inv}",
+            f"{g.choice(lx.FIRST_NAMES)} {inv}",
+            f"The {word} {g.choice(lx.BAND_NOUNS)}",
+            inv,
+            f"{g.choice(('DJ', 'MC', 'Lil', 'Big', 'Young'))} {inv}",
+            f"{g.choice(lx.FIRST_NAMES)} and the {g.choice(lx.BAND_NOUNS)}",
+            f"{inv} {g.choice(_ENSEMBLES)}",
+            f"{word} {g.choice(lx.TITLE_NOUNS)}",
+            f"{inv} {invented_name(g.rng)}",
+        )
+    )
+
+
+def _film(g: Gen) -> str:
+    """An invented film or show title."""
+    word = g.choice(lx.TITLE_WORDS).title()
+    noun = g.choice(lx.TITLE_NOUNS)
+    inv = invented_name(g.rng)
+    return g.choice(
+        (
+            f"The {noun}",
+            f"{word} {noun}",
+            f"The {noun} of {inv}",
+            f"Return to {inv}",
+            f"{inv}'s {noun}",
+            f"{word} {noun} {g.choice(('2', '3', 'II', 'Part Two'))}",
+            f"Beyond the {noun}",
+            f"A {noun} in {inv}",
+            f"{noun}: {word} {g.choice(lx.TITLE_WORDS).title()}",
+            f"The Last {noun}",
+            inv,
+            f"{word} {g.choice(lx.TITLE_WORDS).title()}",
+        )
+    )
+
+
+def _song(g: Gen) -> str:
+    words = [g.choice(lx.TITLE_WORDS) for _ in range(g.rng.choice((1, 2, 2, 3)))]
+    if g.rng.random() < 0.3:
+        words.append(g.choice(lx.TITLE_NOUNS).lower())
+    text = " ".join(words)
+    return text.title() if g.rng.random() < 0.5 else text
+
+
+def _q(text: str) -> Callable[[], Fill]:
+    return lambda: Fill([(text, "search_query")], {"search_query": text})
+
+
+def _mc(g: Gen, *classes: str, singular: bool = False) -> tuple[str, Callable[[], Fill]]:
+    """A media class word of one of ``classes`` and the article that goes before it."""
+    cls = g.choice(classes)
+    words = lx.MEDIA_CLASSES[cls]
+    if singular:
+        words = tuple(w for w in words if not w.endswith("s") or w.endswith("series"))
+    word = g.choice(words)
+    article = "some" if word.endswith("s") else ("an" if word[0] in "aeiou" else "a")
+    return article, lambda: Fill([(word, "media_class")], {"media_class": cls})
+
+
+def _untagged(text: str) -> Callable[[], Fill]:
+    return lambda: Fill([(text, None)], {})
+
+
+def _era(g: Gen) -> tuple[str, str]:
+    """A year or decade: (noun form, adjective form): ("the nineties", "nineties"), ("2004", "2004")."""
+    if g.rng.random() < 0.4:
+        year = g.rng.randint(1955, 2023)
+        text = str(year)
+        if g.rng.random() < 0.3:
+            head, tail = divmod(year, 100)
+            text = (
+                f"nineteen {number_words(tail)}"
+                if head == 19
+                else g.choice(
+                    (f"two thousand {number_words(tail)}", f"two thousand and {number_words(tail)}")
+                )
+            )
+            if tail < 10 and head == 19:
+                text = f"nineteen oh {number_words(tail)}"
+        return text, text
+    d = g.rng.randint(5, 12)
+    words = ("fifties", "sixties", "seventies", "eighties", "nineties")
+    if d >= 10:
+        adj = g.choice(("2000s", "2010s", "noughties")) if d < 12 else g.choice(("2010s", "twenty tens"))
+    else:
+        adj = g.choice((words[d - 5], f"{d}0s", f"'{d}0s", f"19{d}0s"))
+    if g.rng.random() < 0.25:
+        adj = f"{g.choice(('early', 'late', 'mid'))} {adj}"
+    return f"the {adj}", adj
+
+
+def _play_by_era(g: Gen) -> Result:
+    """ "play something from 2004", "put on a record from the nineties" """
+    noun, adj = _era(g)
+    p = lambda: _player(g)  # noqa: E731
+    if g.rng.random() < 0.4:
+        article, c = _mc(g, "track", "album", "track", "playlist")
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "play " + article + " {c} from {q} {p}",
+                "put on " + article + " {c} from {q} {p}",
+                "(i want|i would like|i'd like) to hear " + article + " {c} from {q} {p}",
+                "find " + article + " {c} from {q} and play it {p}",
+                "(can|could) you play " + article + " {c} from {q} {p} ?",
+                "give me " + article + " {c} from {q} <pls_end>",
+                "play (the|some of the) (best|biggest|top) {c} (from|of) {q} {p}",
+                "<pls> put on (an old|a classic) {c} from {q}",
+            ),
+            c=c,
+            q=_q(noun),
+            p=p,
+        )
+    query = g.choice(
+        (
+            f"something from {noun}",
+            f"music from {noun}",
+            f"hits from {noun}",
+            f"{adj} music",
+            f"{adj} hits",
+            f"{adj} {g.choice(lx.GENRES)}",
+            f"{g.choice(lx.GENRES)} from {noun}",
+            f"anything from {noun}",
+            f"stuff from {noun}",
+            f"the best of {noun}",
+        )
+    )
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "play {q} {p}",
+            "<pls> play {q} {p}",
+            "put on {q} {p}",
+            "i'm in the mood for {q}",
+            "let's hear {q} {p}",
+            "(throw|stick) on {q} {p}",
+            "play me {q} <pls_end>",
+            "(can|could) we (get|have) {q} (going|playing) {p} ?",
+            "i want to (hear|listen to) {q} {p}",
+        ),
+        q=_q(query),
+        p=p,
+    )
+
+
+def _genre_query(g: Gen) -> tuple[str, str]:
+    """(article, query): ("some", "jazz"), ("a", "symphony"), ("", "something calm")."""
+    r = g.rng.random()
+    if r < 0.6:
+        return g.choice(("some", "some", "")), g.choice(lx.GENRES)
+    if r < 0.85:
+        kind = g.choice(lx.PIECE_KINDS)
+        head, _, rest = kind.partition(" ")
+        return (head, rest) if head in ("a", "an") else ("some", kind)
+    return "", g.choice(lx.MOODS)
+
+
+def _play_genre(g: Gen) -> Result:
+    """ "play some jazz", "put on a symphony", "play a reggae playlist" """
+    article, query = _genre_query(g)
+    p = lambda: _player(g)  # noqa: E731
+    if g.rng.random() < 0.25 and query in lx.GENRES:
+        art, c = _mc(g, "playlist", "channel", "album")
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "play " + art + " {q} {c} {p}",
+                "put on " + art + " {q} {c} {p}",
+                "(tune in to|find and play) " + art + " {q} {c} {p}",
+                "i want " + art + " {q} {c} {p}",
+            ),
+            q=_q(query),
+            c=c,
+            p=p,
+        )
+    a = article + " " if article else ""
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "play " + a + "{q} {p}",
+            "<pls> play " + a + "{q} {p}",
+            "put on " + a + "{q} {p}",
+            "(can|could|would) you play " + a + "{q} {p} ?",
+            "how about " + a + "{q} {p} ?",
+            "let's have " + a + "{q} {p}",
+            a + "{q} <pls_end>",
+            "(stream|queue up|throw on) " + a + "{q} {p}",
+            "i'm in the mood for " + a + "{q}",
+            "(could|can) we listen to " + a + "{q} {p} ?",
+            "play me " + a + "{q} {p}",
+            "start playing " + a + "{q} {p}",
+        ),
+        q=_q(query),
+        p=p,
+    )
+
+
+def _play_by_artist(g: Gen) -> Result:
+    """ "play something by The Copper Owls", "play Marla Quint's new album" """
+    artist = _artist(g)
+    p = lambda: _player(g)  # noqa: E731
+    r = g.rng.random()
+    if r < 0.35:
+        article, c = _mc(g, "track", "album", "track")
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "play " + article + " {c} by {q} {p}",
+                "play the (new|latest|newest|first|last) {c} (by|from) {q} {p}",
+                "play {q}'s (new|latest|first|most recent|best) {c} {p}",
+                "put on " + article + " {c} by {q} {p}",
+                "i want to hear " + article + " {c} by {q}",
+                "(any|some) {c} by {q} <pls_end>",
+            ),
+            c=c,
+            q=_q(artist),
+            p=p,
+        )
+    if r < 0.55:
+        both = f"{_song(g)} by {artist}"
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "play {q} {p}",
+                "put on {q} {p}",
+                "<pls> play {q}",
+                "i want to hear {q} {p}",
+                "can you play {q} for me ?",
+            ),
+            q=_q(both),
+            p=p,
+        )
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "play (something|anything|a few songs|some music|some stuff) by {q} {p}",
+            "play {q} {p}",
+            "put on [some] {q} {p}",
+            "shuffle {q} {p}",
+            "play {q} on shuffle {p}",
+            "play the best of {q} {p}",
+            "play {q}'s greatest hits {p}",
+            "(can|could) you put on [some] {q} {p} ?",
+            "let's listen to [some] {q} {p}",
+            "play music by {q} <pls_end>",
+        ),
+        q=_q(artist),
+        p=p,
+    )
+
+
+def _service(g: Gen, video: bool) -> Callable[[], Fill]:
+    """A streaming service: not a slot (the player decides where to search)."""
+    name = g.choice(lx.VIDEO_SERVICES if video else lx.MUSIC_SERVICES)
+    return _untagged(g.surface(name))
+
+
+def _play_on_service(g: Gen) -> Result:
+    """ "play Neon Harbor on spotify", "open deezer and play some jazz", "watch X on netflix" """
+    video = g.rng.random() < 0.3
+    if video:
+        query = _film(g)
+        t: tuple[str, ...] = (
+            "(watch|stream) {q} on {s} {p}",
+            "put {q} on from {s} {p}",
+            "open {s} and (play|put on|start) {q} {p}",
+            "i want to watch {q} on {s}",
+            "(find|look up) {q} on {s} and play it {p}",
+            "play {q} (on|from|through) {s} {p}",
+            "on {s}, (play|start) {q}",
+            "(launch|fire up) {s} and put on {q}",
+        )
+    else:
+        r = g.rng.random()
+        query = _song(g) if r < 0.35 else _artist(g) if r < 0.7 else g.choice(lx.GENRES)
+        t = (
+            "play {q} on {s} {p}",
+            "play {q} (from|using|through|via|with) {s} {p}",
+            "open {s} and play {q} {p}",
+            "on {s}, play {q} {p}",
+            "use {s} to play {q} {p}",
+            "(go to|launch|open up|fire up) {s} and (play|put on|start) {q}",
+            "{s}, play {q}",
+            "play {q} from my {s} (account|library)",
+            "(search|look on) {s} for {q} and play it {p}",
+            "stream {q} (on|from) {s} {p}",
+            "<pls> play {q} on {s}",
+            "i want to (hear|listen to) {q} on {s}",
+            "put on {q} (on|from) {s} {p}",
+        )
+    return _run(g, "HassMediaSearchAndPlay", t, q=_q(query), s=_service(g, video), p=lambda: _player(g))
+
+
+def _open_provider(g: Gen) -> Result:
+    """ "open spotify": a music or video service alone (no search words: no slots but the player)."""
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "open {s} {p}",
+            "<pls> open {s} {p}",
+            "open [up] [the] {s} app {p}",
+            "(launch|fire up|bring up|pull up|load up) {s} {p}",
+            "(go to|switch to|switch over to) {s} {p}",
+            "let's (go to|use|try) {s} {p}",
+            "(can|could) you open {s} {p} ?",
+            "i want to use {s} {p}",
+            "get {s} going {p}",
+        ),
+        s=_service(g, g.rng.random() < 0.4),
+        p=lambda: _player(g),
+    )
+
+
+def _watch(g: Gen) -> Result:
+    """Films and shows: "i want to watch X", "put on the movie X", "i'd like to see X" """
+    p = lambda: _player(g)  # noqa: E731
+    r = g.rng.random()
+    if r < 0.4:
+        _, c = _mc(g, "movie", "tv_show", "movie", singular=True)
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "put on the {c} {q} {p}",
+                "(play|start) the {c} {q} {p}",
+                "i want to (watch|see) the {c} {q} {p}",
+                "i'd like to (watch|see) the {c} {q} {p}",
+                "let's watch the {c} {q} {p}",
+                "(can|could) you put on the {c} {q} {p} ?",
+                "play the (first|latest|newest) episode of the {c} {q} {p}",
+            ),
+            c=c,
+            q=_q(_film(g)),
+            p=p,
+        )
+    if r < 0.6:
+        kind = g.choice(
+            ("horror", "comedy", "sci-fi", "action", "animated", "christmas", "scary", "kids", "western",
+             "romantic", "crime", "nature", "cooking", "detective", "war", "superhero")
+        )  # fmt: skip
+        _, c = _mc(g, "movie", "tv_show", singular=True)
+        return _run(
+            g,
+            "HassMediaSearchAndPlay",
+            (
+                "put on a {q} {c} {p}",
+                "(i want to watch|i'd like to watch|i feel like watching) a {q} {c} {p}",
+                "play a {q} {c} {p}",
+                "let's watch a {q} {c} [tonight] {p}",
+                "pick a (good|) {q} {c} for us (to watch|) {p}",
+            ),
+            q=_q(kind),
+            c=c,
+            p=p,
+        )
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "i want to watch {q} {p}",
+            "i'd (like|love) to (see|watch) {q} {p}",
+            "let's watch {q} [tonight] {p}",
+            "(can|could) we watch {q} {p} ?",
+            "i feel like watching {q} {p}",
+            "put on {q} {p}",
+            "(watch|stream) {q} {p}",
+            "time to watch {q} {p}",
+            "the kids want to watch {q} {p}",
+            "i'm in the mood to watch {q}",
+            "<pls> put {q} on {p}",
+        ),
+        q=_q(_film(g)),
+        p=p,
+    )
+
+
+def _play_wish(g: Gen) -> Result:
+    """First-person wishes: "i want to hear X", "i feel like listening to some jazz" """
+    r = g.rng.random()
+    query = _artist(g) if r < 0.35 else _song(g) if r < 0.55 else g.choice(lx.GENRES + lx.MOODS)
+    some = g.choice(("some", "")) if query not in lx.MOODS and not 0.35 <= r < 0.55 else ""
+    return _run(
+        g,
+        "HassMediaSearchAndPlay",
+        (
+            "i want to hear {q} {p}",
+            "i feel like listening to {q} {p}",
+            "i'd (love|like) to hear {q} {p}",
+            "i could (really|) go for {sm} {q} [right now]",
+            "i'm in the mood for {sm} {q}",
+            "let me hear {sm} {q} {p}",
+            "i (wanna|want to) listen to {sm} {q} {p}",
+            "can i hear {sm} {q} {p} ?",
+            "we'd (like|love) to hear {sm} {q} {p}",
+            "i need {sm} {q} (right now|in my life|to cheer me up)",
+            "i'd really like to listen to {q} {p}",
+            "my (kids|daughter|son|wife|husband) (want|wants) to hear {q}",
+            "i'm craving {sm} {q}",
+            "(i think|maybe) i'd like {sm} {q} {p}",
+            "(how about|what about) {sm} {q} {p} ?",
+        ),
+        q=_q(query),
+        sm=_untagged(some),
+        p=lambda: _player(g),
+    )
+
+
+def _play_title(g: Gen) -> Result:
+    """ "play the album Velvet Harbor in the den" """
     q = _query(g)
     if g.rng.random() < 0.15:
         q = f"{q} by {g.choice(lx.TITLE_WORDS)} {g.choice(lx.TITLE_WORDS)}"
@@ -1940,6 +2465,8 @@ def _tname(g: Gen) -> Fill:
 
 
 def start_timer(g: Gen) -> Result:
+    if g.rng.random() < 0.15:
+        return _timer_goes_off(g)
     r = g.rng.random()
     d = lambda: _dur_fill(g, "duration", False)  # noqa: E731
     da = lambda: _dur_fill(g, "duration", True)  # noqa: E731
@@ -2006,6 +2533,32 @@ def start_timer(g: Gen) -> Result:
         ),
         d=d,
         da=da,
+    )
+
+
+def _timer_goes_off(g: Gen) -> Result:
+    """ "set a timer to go off in ten minutes": starting a timer, not shortening one."""
+    return _run(
+        g,
+        "HassStartTimer",
+        (
+            "set a timer to go off in {d}",
+            "set a timer that goes off in {d}",
+            "<pls> set a timer to (ring|beep|go off|buzz) in {d}",
+            "i need a timer (that goes off|to go off|to ring) in {d}",
+            "(make|have) (a|the) timer (go off|ring) in {d}",
+            "timer to go off in {d} <pls_end>",
+            "(can|could) you set a timer (to go off|that rings) (in|after) {d} ?",
+            "start a timer that (ends|finishes|runs out) in {d}",
+            "(buzz|ping|beep at) me in {d}",
+            "give me a (shout|buzz|beep) in {d}",
+            "let me know (in|after) {d} <pls_end>",
+            "set something to go off in {d}",
+            "i want (an alert|a beep|a buzzer) in {d}",
+            "in {d}, (ring|beep|buzz) (please|for me|)",
+            "(ring|beep) when {d} (are|is) up",
+        ),
+        d=lambda: _dur_fill(g, "duration", False),
     )
 
 
@@ -2201,15 +2754,20 @@ def decrease_timer(g: Gen) -> Result:
 
 
 # ------------------------------------------------------------------------------ lists
-def _item(g: Gen) -> Fill:
+_CHORE_ITEMS = frozenset(lx.CHORES) | frozenset(i for i in lx.ITEMS if i.split()[0] in lx.CHORE_VERBS)
+_GOODS = tuple(i for i in lx.ITEMS if i not in _CHORE_ITEMS)  # what a shopping list holds
+
+
+def _item(g: Gen, shopping: bool = False) -> Fill:
     """One item, or several in one span ("eggs, milk and bread"): HA's list intents read the
-    whole wildcard as one item, and so does build_slots."""
+    whole wildcard as one item, and so does build_slots. The shopping list gets goods, not chores."""
+    pool = _GOODS if shopping else lx.ITEMS
     if g.rng.random() < 0.15:
-        items = g.rng.sample(lx.ITEMS, g.rng.choice((2, 2, 3)))
+        items = g.rng.sample(pool, g.rng.choice((2, 2, 3)))
         head = ", ".join(items[:-1])
         text = f"{head}{g.choice((' and ', ', and ', ' and ', ', '))}{items[-1]}"
         return g.word(text, "item", item=text)
-    item = g.choice(lx.ITEMS)
+    item = g.choice(pool)
     return g.word(item, "item", item=item)
 
 
@@ -2219,6 +2777,64 @@ def _list_name(g: Gen) -> Fill:
 
 
 def shopping_add(g: Gen) -> Result:
+    if g.rng.random() < 0.4:
+        return _shopping_indirect(g)
+    return _shopping_direct(g)
+
+
+def _is_plural(item: str) -> bool:
+    """ "eggs", "milk and bread" are plural, "milk", "a dozen eggs" are not (for "is"/"are", "it"/"them")."""
+    words = item.split()
+    if " and " in item or "," in item or words[0] in ("two", "three", "six") or words[0].isdigit():
+        return True
+    if words[0] in ("a", "an", "one"):
+        return False
+    return words[-1].endswith("s") and not words[-1].endswith(("ss", "us"))
+
+
+def _shopping_indirect(g: Gen) -> Result:
+    """Indirect and passive: "i need eggs added to my shopping list", "milk should go on the list" """
+    item = _item(g, shopping=True)
+    many = _is_plural(item.pieces[0][0])
+    it, be, needs = ("them", "are", "need") if many else ("it", "is", "needs")
+    return _run(
+        g,
+        "HassShoppingListAddItem",
+        (
+            "i need {i} added to (my|the|our) shopping list",
+            "i'd like {i} (added to|put on) (my|the) shopping list",
+            "(my|the|our) shopping list should (also|) (have|include) {i}",
+            "(throw|toss|chuck|pop|stick|slap) {i} (on|onto) (my|the) (shopping list|list)",
+            "{i} " + needs + " to go on the (shopping list|list)",
+            "{i} should (go|be) on (my|the) shopping list",
+            "don't let me forget {i} (on the shopping list|when i go shopping|for the shopping)",
+            "make a note (that we need|to buy|to get) {i} on the shopping list",
+            "(could|can) you make sure {i} " + be + " on the shopping list ?",
+            "we're (all out of|running low on|nearly out of|down to the last of the) {i}, (put|stick) "
+            + it
+            + " on the (shopping list|list)",
+            "(oh and|also|and) {i} for the shopping list",
+            "shopping list: {i}",
+            "one more thing for the shopping list: {i}",
+            "next time i go shopping i need {i}, (add|put) " + it + " (on|to) the list",
+            "let's (add|put) {i} (to|on) the shopping list",
+            "to the shopping list add {i}",
+            "(the|our) shopping list needs {i}",
+            "(we|i) (should|need to|have to) (buy|get|pick up) {i}, (put|add) "
+            + it
+            + " (on|to) (my|the|our) "
+            "shopping list",
+            "can {i} go on the shopping list ?",
+            "i'm going to need {i}, (add|put) " + it + " (on|to) my shopping list <pls_end>",
+            "(please|) (note|jot) down {i} for the shopping list",
+            "{i} (too|as well), on the shopping list <pls_end>",
+        ),
+        i=lambda: item,
+    )
+
+
+def _shopping_direct(g: Gen) -> Result:
+    """ "add eggs to my shopping list" """
     return _run(
         g,
         "HassShoppingListAddItem",
@@ -2240,7 +2856,7 @@ def shopping_add(g: Gen) -> Result:
             "include {i} in the shopping list",
             "add {i} <pls_end> to the shopping list",
         ),
-        i=lambda: _item(g),
+        i=lambda: _item(g, shopping=True),
     )
 
 
@@ -2266,11 +2882,97 @@ def shopping_complete(g: Gen) -> Result:
             "{i} can come off the (shopping list|list)",
             "(got|bought) {i}, (remove|cross) (it|them) off the list",
         ),
-        i=lambda: _item(g),
+        i=lambda: _item(g, shopping=True),
     )
 
 
 def list_add(g: Gen) -> Result:
+    r = g.rng.random()
+    if r < 0.25:
+        return _todo_chore(g)
+    if r < 0.45:
+        return _list_indirect(g)
+    return _list_direct(g)
+
+
+_TODO_WORDS = (
+    "to-do",
+    "to do",
+    "todo",
+    "chore",
+    "tasks",
+    "jobs",
+    "honey do",
+    "housework",
+    "errands",
+)
+
+
+def _todo_list(g: Gen) -> Fill:
+    """The list chores go on: the home's to-do-like list, or the words people use for one."""
+    own = [n for n in g.home.lists if n.lower() in ("to do", "todo", "housework", "honey do", "errands")]
+    spoken = g.surface(g.choice(own)) if own and g.rng.random() < 0.6 else g.choice(_TODO_WORDS)
+    resolved = g.home.resolve_list(spoken)
+    return g.word(spoken, "list_name", name=resolved if resolved is not None else spoken)
+
+
+def _todo_chore(g: Gen) -> Result:
+    """Chores go on a to-do list (HassListAddItem), not the shopping list."""
+    chore = g.choice(lx.CHORES)
+    return _run(
+        g,
+        "HassListAddItem",
+        (
+            "(put {c} on|add {c} to) (my|the|our) {l} list",
+            "<pls> add {c} to my {l} list",
+            "i (need|have|still have) to {c}, (add|put) (it|that) (to|on) (my|the) {l} list",
+            "{l} list: {c}",
+            "(stick|jot|write) {c} (down|) on the {l} list",
+            "the {l} list should (also|) have {c} (on it|)",
+            "{c} needs to go on the {l} list",
+            "(throw|toss|pop) {c} on my {l} list",
+            "don't let me forget to {c}, (add|put) it (to|on) the {l} list",
+            "(new|one more) (task|job|chore|item) for the {l} list: {c}",
+            "(can|could) you add {c} to (my|our) {l} list ?",
+            "(i need|i'd like) {c} added to (my|the) {l} list",
+            "{c}, (add|put) that on the {l} list",
+            "add a (task|reminder|note) to {c} (to|on) my {l} list",
+            "on the {l} list (put|add) {c}",
+            "(someone needs|we need) to {c}, (put|add) it on the {l} list",
+        ),
+        c=lambda: g.word(chore, "item", item=chore),
+        l=lambda: _todo_list(g),
+    )
+
+
+def _list_indirect(g: Gen) -> Result:
+    """Passive and indirect requests to a named list: "the camping list should also have a tent" """
+    item = _item(g)
+    many = _is_plural(item.pieces[0][0])
+    be, needs = ("are", "need") if many else ("is", "needs")
+    return _run(
+        g,
+        "HassListAddItem",
+        (
+            "i need {i} added to (my|the|our) {l} list",
+            "the {l} list should (also|) (have|include) {i}",
+            "{i} " + needs + " to go on the {l} list",
+            "(throw|toss|pop|stick) {i} (on|onto) (my|the) {l} list",
+            "can {i} go on the {l} list ?",
+            "(please|) make sure {i} " + be + " on the {l} list",
+            "{l} list: {i}",
+            "don't let me forget {i}, put " + ("them" if many else "it") + " on the {l} list",
+            "(oh and|also) {i} for the {l} list",
+            "i'd like {i} on (my|the) {l} list",
+            "the {l} list needs {i}",
+        ),
+        i=lambda: item,
+        l=lambda: _list_name(g),
+    )
+
+
+def _list_direct(g: Gen) -> Result:
+    """ "add eggs to my groceries list" """
     return _run(
         g,
         "HassListAddItem",
@@ -2341,8 +3043,198 @@ _FORECAST_DAYS = (
 
 
 def weather(g: Gen) -> Result:
-    place = g.choice(lx.WEATHER_PLACES)
-    pf = lambda: g.word(g.surface(place), "name", name=place)  # noqa: E731
+    r = g.rng.random()
+    if r < 0.4:
+        return _weather_common(g)
+    if r < 0.58:
+        return _weather_condition_at(g)
+    if r < 0.7:
+        return _weather_forecast_for(g)
+    if r < 0.86:
+        return _weather_element(g)
+    return _weather_comparative(g)
+
+
+def _place(g: Gen) -> Fill:
+    """A place the forecast is for: a known city, somewhere far or unusual, or an invented town."""
+    r = g.rng.random()
+    if r < 0.45:
+        place = g.choice(lx.WEATHER_PLACES)
+    elif r < 0.85:
+        place = g.choice(lx.FAR_PLACES)
+    else:
+        place = invented_name(g.rng) + g.choice(lx.TOWN_ENDINGS)
+    return g.word(g.surface(place), "name", name=place)
+
+
+def _clock(g: Gen) -> str:
+    """ "7 pm", "half past three", "10:30", "noon" """
+    h = g.rng.randint(1, 12)
+    return g.choice(
+        (
+            f"{h} (am|pm)",
+            f"{h} o'clock",
+            f"{h}:{g.choice(('00', '15', '30', '45'))}",
+            f"half past {number_words(h)}",
+            f"{number_words(h)} (am|pm|in the morning|in the afternoon|in the evening)",
+            "(noon|midday|midnight|lunchtime|dawn|sunrise|dinner time)",
+        )
+    )
+
+
+def _when(g: Gen) -> Fill:
+    """A later time the question is about (never a slot): "3 hours from now", "on may 4th" ..."""
+    n = g.rng.randint(2, 9)
+    day = g.rng.randint(1, 28)
+    nth = f"{day}{'st' if day in (1, 21) else 'nd' if day in (2, 22) else 'rd' if day in (3, 23) else 'th'}"
+    options = (
+        f"{spoken_number(g.rng, n, 0.5)} hours from now",
+        f"in {spoken_number(g.rng, n, 0.5)} hours",
+        "in a couple of hours",
+        f"in {spoken_number(g.rng, n, 0.5)} days",
+        f"{spoken_number(g.rng, n, 0.5)} days from now",
+        f"on {g.choice(lx.MONTHS)} {g.choice((nth, str(day)))}",
+        f"on the {nth} of {g.choice(lx.MONTHS)}",
+        f"on the {nth}",
+        "at " + _clock(g),
+        "tomorrow at " + _clock(g),
+        "around " + _clock(g),
+        f"(on|this|next|this coming) {g.choice(lx.WEEKDAYS)} [morning|afternoon|evening|night]",
+        f"{g.choice(lx.WEEKDAYS)} (morning|afternoon|evening|night)",
+        "(this|next|over the) weekend",
+        "(at|around) midday",
+        "the day after tomorrow",
+        "later (today|tonight|this week)",
+        "(by|in the) (morning|evening|afternoon)",
+        "early tomorrow [morning]",
+        "over the next (few|couple of|three|five) days",
+        "for the rest of the week",
+        "by the end of the week",
+        f"in {g.choice(lx.MONTHS)}",
+        "tonight",
+        "tomorrow",
+    )
+    return g.sub(g.choice(options))
+
+
+def _weather_condition_at(g: Gen) -> Result:
+    """ "will it be foggy in Bergen two hours from now?" """
+    cond = g.choice(lx.WEATHER_CONDITIONS)
+    return _run(
+        g,
+        "HassGetWeather",
+        (
+            "will it be " + cond + " in {p} {d} ?",
+            "will it be " + cond + " {d} in {p} ?",
+            "is it (going to|gonna|supposed to|meant to|likely to) be " + cond + " in {p} {d} ?",
+            "(do you think|do you know if) it'll be " + cond + " in {p} {d} ?",
+            "(should i|can i) expect it to be " + cond + " in {p} {d} ?",
+            "what are the chances it's " + cond + " in {p} {d} ?",
+            "{d}, will it be " + cond + " in {p} ?",
+            "in {p} {d}, is it going to be " + cond + " ?",
+            "is {p} going to be " + cond + " {d} ?",
+            "will {p} be " + cond + " {d} ?",
+            "is there a chance it'll be " + cond + " {d} ?",
+            "how likely is it to be " + cond + " in {p} {d} ?",
+            "tell me if it's going to be " + cond + " {d} [in {p}]",
+            "<pls> check whether it will be " + cond + " in {p} {d}",
+            "i'm (heading|going|flying|driving) to {p} {d}, will it be " + cond + " [there] ?",
+        ),
+        p=lambda: _place(g),
+        d=lambda: _when(g),
+    )
+
+
+def _weather_forecast_for(g: Gen) -> Result:
+    """ "what's the forecast for Zermatt during the holidays?" """
+    return _run(
+        g,
+        "HassGetWeather",
+        (
+            "what's the (forecast|weather forecast|outlook) for {p} {e} ?",
+            "what (is|will) the weather (be|look) like in {p} {e} ?",
+            "(give me|read me|get me|pull up) the forecast for {p} {e}",
+            "how's the weather (looking|shaping up) (in|for) {p} {e} ?",
+            "what kind of weather (should we expect|are we looking at|can i expect) in {p} {e} ?",
+            "(forecast|weather) for {p} {e} <pls_end>",
+            "i'd like (to know|to see) the forecast for {p} {e}",
+            "any idea what the weather will do in {p} {e} ?",
+            "what weather is (expected|predicted|forecast) (for|in) {p} {e} ?",
+            "what should i pack for {p} {e}, weather wise ?",
+            "<pls> look up the (weather|forecast) in {p} {d}",
+            "what's the weather going to be in {p} {d} ?",
+            "(weather|forecast) {p} {d}",
+            "what will it be like (in|at) {p} {d} ?",
+            "how's the weather in {p} {d} looking ?",
+        ),
+        p=lambda: _place(g),
+        e=lambda: g.sub(g.choice(lx.WEATHER_EVENTS)),
+        d=lambda: _when(g),
+    )
+
+
+def _weather_element(g: Gen) -> Result:
+    """Humidity, wind, sun, rain, snow ... at a place and a time."""
+    return _run(
+        g,
+        "HassGetWeather",
+        (
+            "how (humid|windy|sunny|wet|foggy|stormy) (is it|will it be|is it going to be) [in {p}] {d} ?",
+            "what's the humidity [going to be] [like] (in|at) {p} {d} ?",
+            "(what will the humidity be|what's the humidity going to be) {d} ?",
+            "how strong (will the wind be|is the wind going to be) [in {p}] {d} ?",
+            "what's the wind (speed|forecast|chill) (in|for) {p} {d} ?",
+            "will the sun (come out|be out|shine) [in {p}] {d} ?",
+            "will there be (sunshine|any sun|blue skies|clear skies) (in {p}|) {d} ?",
+            "what's the chance of (rain|snow|showers|thunderstorms|hail) [in {p}] {d} ?",
+            "how much (rain|snow) (is expected|are they forecasting|will fall|will there be) [in {p}] {d} ?",
+            "how many (inches|centimeters) of snow will {p} get {d} ?",
+            "is there (snow|rain|hail|frost|fog|a storm) in the forecast (for {p}|) {d} ?",
+            "(will|is) it (going to|gonna) (hail|drizzle|pour|sleet|thunder|be foggy) [in {p}] {d} ?",
+            "is there any (frost|fog|black ice|wind) expected [in {p}] {d} ?",
+            "what's the uv index [in {p}] {d} ?",
+            "(do i|will i) need (sunscreen|sunglasses|a raincoat|snow boots|gloves) [in {p}] {d} ?",
+            "is a (heat wave|cold snap|storm|blizzard) (coming|on the way|expected) [to {p}] {d} ?",
+            "(any|is there) rain (coming|on the way|due) [in {p}] {d} ?",
+            "when is the rain (supposed to|going to) (stop|start) [in {p}] ?",
+            "will it stay dry [in {p}] {d} ?",
+            "how (cloudy|breezy|misty) will it be [in {p}] {d} ?",
+        ),
+        p=lambda: _place(g),
+        d=lambda: _when(g),
+    )
+
+
+def _weather_comparative(g: Gen) -> Result:
+    """ "will it be colder tomorrow?": the weather outside later, not the room (that is
+    EdgeClimateSetRelative: "it's cold in here")."""
+    return _run(
+        g,
+        "HassGetWeather",
+        (
+            "will it be (colder|warmer|hotter|cooler|chillier|wetter|windier|sunnier) {d} [in {p}] ?",
+            "is it (going to|gonna|supposed to) (be|get) (colder|warmer|hotter|chilly|cold|hot|cooler) {d} "
+            "[in {p}] ?",
+            "is {d} going to be (colder|warmer|hotter|nicer|wetter) than today ?",
+            "will it (cool down|warm up|heat up|get cold|get chilly) [in {p}] {d} ?",
+            "is the temperature (going to|supposed to) (drop|rise|climb|fall) {d} [in {p}] ?",
+            "how (cold|hot|warm|chilly) (will it be|is it going to get) (in {p}|outside) {d} ?",
+            "will it be (chilly|cold|warm|hot|freezing) outside {d} ?",
+            "(does|will) it get (cold|chilly|hot) (in {p}|out) at night [{d}] ?",
+            "is it going to be (colder|warmer) in {p} than here {d} ?",
+            "will the weekend be (hotter|colder|warmer|cooler) than this week ?",
+            "(should i|do i need to) dress (warmer|warm|lighter) {d} ?",
+            "how much (colder|warmer) will it be {d} [in {p}] ?",
+            "will it freeze (tonight|overnight) [in {p}] ?",
+            "is it going to be (cold|hot|chilly) (out|outside) (today|tonight|later) ?",
+        ),
+        p=lambda: _place(g),
+        d=lambda: _when(g),
+    )
+
+
+def _weather_common(g: Gen) -> Result:
+    """ "what's the weather like in Oslo?", "will it rain today?" """
     return _run(
         g,
         "HassGetWeather",
@@ -2385,15 +3277,28 @@ def weather(g: Gen) -> Result:
             "what's the high (for|on) {d} ?",
         ),
         d=lambda: Fill([(g.choice(_FORECAST_DAYS), None)], {}),
-        p=pf,
+        p=lambda: _place(g),
     )
 
 
 def current_time(g: Gen) -> Result:
+    if g.rng.random() < 0.3:
+        return _time_yet(g)
     return _run(
         g,
         "HassGetCurrentTime",
         (
+            "do you have the time [please] ?",
+            "have you got the time [please] ?",
+            "what time (have you got|do you make it) ?",
+            "what time is it at the moment ?",
+            "i need the time <pls_end>",
+            "tell me what time it is <pls_end>",
+            "(can|could|may) i (get|have) the time ?",
+            "how late is it [now|getting] ?",
+            "what does the clock say ?",
+            "(sorry|excuse me), what time is it ?",
+            "what's the time right now <pls_end>",
             "what time is it [now|right now] ?",
             "what's the time ?",
             "tell me the time",
@@ -2415,11 +3320,47 @@ def current_time(g: Gen) -> Result:
     )
 
 
+def _time_yet(g: Gen) -> Result:
+    """ "is it five o'clock yet?": the answer is the time."""
+    h = g.rng.randint(1, 12)
+    hour = spoken_number(g.rng, h, 0.5)
+    at = g.choice((f"{hour} o'clock", f"{hour}", f"{hour} (am|pm)", f"half past {hour}", f"{hour} thirty",
+                   "(noon|midnight|lunchtime|midday)"))  # fmt: skip
+    return _run(
+        g,
+        "HassGetCurrentTime",
+        (
+            "is it " + at + " yet ?",
+            "is it (already|nearly|almost) " + at + " ?",
+            "is it past " + at + " (yet|already|) ?",
+            "has it gone " + at + " yet ?",
+            "is it after " + at + " ?",
+            "are we past " + at + " yet ?",
+            "what time is it, is it " + at + " yet ?",
+            "it's not " + at + " yet, is it ?",
+        ),
+    )
+
+
 def current_date(g: Gen) -> Result:
     return _run(
         g,
         "HassGetCurrentDate",
         (
+            "what's the name of the day today ?",
+            "what's today called ?",
+            "what day of the week is it [today] ?",
+            "which day of the week is (today|it) ?",
+            "today is what day ?",
+            "what's the day today ?",
+            "(can|could) you tell me what day it is ?",
+            "what date is it today <pls_end>",
+            "is today the (first|fifth|tenth|twelfth|twentieth|thirty first) ?",
+            "what month (is it|are we in) ?",
+            "i lost track of the days, what day is it ?",
+            "what's the (full|exact) date [today] ?",
+            "what's today's date <pls_end>",
+            "what day are we on ?",
             "what's the date [today] ?",
             "what is today's date ?",
             "what day is it [today] ?",
@@ -2490,6 +3431,25 @@ def nevermind(g: Gen) -> Result:
             "wrong button",
             "oh never mind then",
             "i changed my mind",
+            "cancel the last (input|command|request)",
+            "ignore (the|my) (previous|last) (command|request|instruction)",
+            "disregard (my|the) last (request|command|thing i said)",
+            "forget (what i just said|what i said|my last request|that last one)",
+            "never mind (what i said|my last request|the last thing)",
+            "don't (do|worry about) (that|it)",
+            "(stop|wait), i didn't mean (that|it)",
+            "that was a mistake, ignore it",
+            "false alarm",
+            "cancel (my|the|that) request",
+            "scratch that last (one|command|bit)",
+            "please ignore (that|me|the last command)",
+            "i didn't mean to (ask|say that|wake you)",
+            "no, never mind",
+            "actually, forget it",
+            "(oh|uh|um) nothing, (forget|ignore) it",
+            "cancel, cancel",
+            "never mind, i'll do it myself",
+            "(oops|whoops), wrong (command|thing)",
             "nothing, sorry",
             "leave it",
         ),
@@ -2550,7 +3510,9 @@ WEIGHTS: dict[str, float] = {
     "HassToggle": 0.8,
     "HassSetPosition": 1.3,
     "HassStartTimer": 2.0,
-    "HassMediaSearchAndPlay": 1.8,
+    "HassMediaSearchAndPlay": 2.4,  # titles, eras, genres, artists, services, films, wishes
+    "HassGetWeather": 1.4,  # now, later at a place, an element, warmer/colder outside
+    "HassListAddItem": 1.2,
     "HassClimateSetTemperature": 1.3,
     "HassClimateGetTemperature": 1.2,
     "EdgeLightSetRelative": 1.5,

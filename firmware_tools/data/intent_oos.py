@@ -145,10 +145,10 @@ _POI = (
     "charging station",
     "sushi restaurant",
 )
-_APP = (
-    "spotify",
-    "netflix",
-    "youtube",
+_APP = (  # not music or video services: "open spotify" asks a player to play (HassMediaSearchAndPlay)
+    "the calendar",
+    "google maps",
+    "my notes",
     "the camera",
     "my email",
     "whatsapp",
@@ -1035,6 +1035,33 @@ _WIDE: tuple[str, ...] = (
     "(sorry|my bad|oops|never mind|forget it) (i was|i'm) (talking to|joking with) (my "
     "(wife|husband|son|daughter)|{person})",
     "(what a|that was a) (useless|weird|great|perfect|funny) (answer|response|reply)",
+    # near-misses of the phrasings added for issue 31: games, tickets, food, past weather, reading
+    # or clearing a list, speech style, alarms: nothing a player, list, timer or forecast does
+    "watch out [!]",
+    "(watch|mind) (your step|your head|out for the ice|the gap)",
+    "watch out, (it's hot|the floor is wet|there's a car)",
+    "i'll watch the kids (tonight|for an hour|this afternoon)",
+    "(order|get us) (a|two|a large|a couple of) (pizza|pizzas|pepperoni pizzas) "
+    "[for dinner|tonight|from the place on the corner]",
+    "(book|buy|get) (a|two|four|some) (movie|cinema) tickets [for {title}] [{time}]",
+    "(buy|get) tickets (for|to) (the movie|the concert|the show) {title} [{time}]",
+    "what (movies|films) are (showing|playing) (at the cinema|in theaters|nearby) [tonight|this weekend] ?",
+    "(when|where) is {title} (showing|playing) [near me|at the cinema] ?",
+    "(buy|download|preorder) the (album|song|movie) {title}",
+    "(was it|did it get) (cold|hot|rainy|windy|stormy) (yesterday|last week|last weekend|last night) ?",
+    "how much did it (rain|snow) (last night|yesterday|last winter) [in {city}] ?",
+    "what (causes|makes) (thunder|hail|fog|humidity|the wind|rainbows) ?",
+    "(is|are) {item} (on|already on) my (shopping|to do) list ?",
+    "(clear|empty|delete|wipe) (my|the) (whole|entire|) (shopping|to do|{lst}) list",
+    "is it too (late|early) to (call|text|visit) {person} ?",
+    "what time does my alarm go off ?",
+    "the (smoke alarm|car alarm|oven timer|fire alarm) (went|keeps going) off",
+    "(speak|talk) (slower|more slowly|faster|in spanish|in french|more clearly)",
+    "keep it (simple|short|a secret|between us|clean)",
+    "ignore (the dog|the kids|the noise outside|my brother|the doorbell)",
+    "(skip|cancel) (breakfast|the gym|my workout|class) (today|tomorrow)",
+    "(i want to|let's) (play|watch) (a game|cards|football|the match) (with|at) {person}'s",
+    "(the|my) (weather|music|movie) app (keeps crashing|is slow|won't load)",
 )
 
 _ALL_TEMPLATES = _TEMPLATES + _WIDE
