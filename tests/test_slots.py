@@ -489,3 +489,12 @@ def test_without_repair_only_tagged_spans_become_slots() -> None:
     tagged = spans(text, ("lights", "domain"), ("kitchen", "area"))
     got = build_slots(text, "HassTurnOff", tagged, HOME, None, repair=False)
     assert {k: v.value for k, v in got.items()} == {"domain": "light", "area": "Kitchen"}
+
+
+def test_a_home_entity_named_like_its_device_class_is_found_by_its_name() -> None:
+    # the home has a cover called "Garage Door"; the tagger read "garage" as the device class
+    got = values("open the garage door", "HassTurnOn", ("garage", "device_class"))
+    assert got["name"] == "Garage Door" and got["domain"] == "cover"
+    # a single device word stays a kind of device, never an entity that happens to bear it
+    got = values("turn on the light", "HassTurnOn", ("light", "domain"))
+    assert got == {"domain": "light"}

@@ -445,10 +445,16 @@ def _prefer_home_entity(
         entity = home.resolve_entity(value, fuzzy=False)
         if entity is None or (domains is not None and entity.domain not in domains):
             continue
-        if word_key(text[start:end]) in spoken_device_words() and any(
-            slot_overlaps(out.slots[k], start, end) for k in ("domain", "device_class") if k in out.slots
+        key = word_key(text[start:end])
+        if (
+            key in spoken_device_words()
+            and " " not in key
+            and any(
+                slot_overlaps(out.slots[k], start, end) for k in ("domain", "device_class") if k in out.slots
+            )
         ):
-            continue  # "turn on the light": the word was read as a kind of device
+            continue  # "turn on the light": the word was read as a kind of device; a name of
+            # several words that the home has word for word ("the Garage Door") is that entity
         if media_word_starts(text, start, end) or (
             "media_class" in out.slots and slot_overlaps(out.slots["media_class"], start, end)
         ):
