@@ -193,7 +193,7 @@ _STEPS: tuple[tuple[str, str], ...] = (
     ("Python interpreter, site, the cli module", "import edge_agent.commands.run"),
     (
         "numpy (its random, ma, polynomial and fft not loaded)",
-        "from edge_agent.commands._lean import lean_start; lean_start(malloc_arenas=2)",
+        "from edge_agent.commands._lean import lean_start; lean_start(openssl=False, malloc_arenas=2)",
     ),
     ("paho-mqtt, with ssl (OpenSSL), socket, urllib", "import paho.mqtt.client"),
     ("structlog, with asyncio", "import structlog"),

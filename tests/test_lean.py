@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import paho.mqtt.client as paho
 import yaml
+from broker import AgentProcess, Collector, TestBroker
+from conftest import agent_config
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,18 +21,27 @@ REPO = Path(__file__).resolve().parent.parent
 _SCRIPT = """
 import json, sys
 from edge_agent.commands._lean import lean_start
-lean_start(malloc_arenas=2)
+lean_start(openssl=False, malloc_arenas=2)
 import edge_agent.app
 from edge_agent.config import load
 from edge_agent.engines import build_engines
 config = load(sys.argv[1])
 agent = edge_agent.app.Agent(config, build_engines(config))
 loaded = {name: type(module).__name__ for name, module in sys.modules.items() if module is not None}
-lazy = {name: loaded.get(name) for name in ("numpy.random", "numpy.ma", "numpy.polynomial", "numpy.fft")}
+lazy = {name: loaded.get(name) for name in ("numpy.random", "numpy.ma", "numpy.polynomial", "numpy.fft",
+                                            "asyncio", "ssl", "urllib.request", "jsonpickle")}
+openssl = sorted(name for name in ("_ssl", "_hashlib") if sys.modules.get(name))
 import numpy
-value = int(numpy.random.default_rng(0).integers(1, 2))  # a lazy module loads at first use
+value = int(numpy.random.default_rng(0).integers(1, 2))  # a deferred module runs at first use
+import asyncio
+from asyncio.subprocess import Process  # a submodule of a deferred package: the package runs first
+async def answer():
+    return 42
 print(json.dumps({"modules": sorted(loaded), "lazy": lazy, "random_works": value == 1,
-                  "rich": "rich" in sys.modules and sys.modules["rich"] is None}))
+                  "asyncio_works": asyncio.run(answer()) == 42 and asyncio.subprocess.Process is Process
+                  and sys.modules["asyncio.events"] is asyncio.events,
+                  "rich": "rich" in sys.modules and sys.modules["rich"] is None,
+                  "openssl": openssl}))
 """
 
 
@@ -70,10 +83,22 @@ def test_the_default_service_loads_no_feature_that_is_off(tmp_path: Path) -> Non
     assert not [name for name in off if name in modules or any(m.startswith(name + ".") for m in modules)]
     assert {"edge_agent.runtime.litert_c", "edge_agent.logs.service", "sqlite3"} <= modules
     assert result["lazy"] == dict.fromkeys(
-        ("numpy.random", "numpy.ma", "numpy.polynomial", "numpy.fft"), "_LazyModule"
+        (
+            "numpy.random",
+            "numpy.ma",
+            "numpy.polynomial",
+            "numpy.fft",
+            "asyncio",
+            "ssl",
+            "urllib.request",
+            "jsonpickle",
+        ),
+        "_DeferredModule",
     )
     assert result["random_works"] is True
+    assert result["asyncio_works"] is True
     assert result["rich"] is True  # kept out on purpose, not missing by chance
+    assert result["openssl"] == []  # neither ssl's nor hashlib's OpenSSL
 
 
 def test_a_feature_that_is_on_is_loaded(tmp_path: Path) -> None:
@@ -81,3 +106,66 @@ def test_a_feature_that_is_on_is_loaded(tmp_path: Path) -> None:
     modules = set(result["modules"])  # type: ignore[arg-type]
     assert {"edge_agent.bridges.hermes", "edge_agent.bridges.control"} <= modules
     assert "edge_agent.bridges.homeassistant" not in modules and "wyoming" not in modules
+
+
+def _openssl_mapped(pid: int) -> list[str]:
+    """OpenSSL's libraries in a live process's memory map."""
+    maps = Path(f"/proc/{pid}/maps").read_text(encoding="utf-8")
+    return sorted(
+        {line.split()[-1] for line in maps.splitlines() if re.search(r"/lib(ssl|crypto)[.-]", line)}
+    )
+
+
+def _serve(
+    broker: TestBroker,
+    tmp_path: Path,
+    agents: list[AgentProcess],
+    collect: Collector,
+    site: str,
+    client: paho.Client,
+    *,
+    tls: bool,
+) -> AgentProcess:
+    """`edge-agent run` answering 30 transcripts and 30 log lines (QoS 1) on a live broker."""
+    config = agent_config(broker, site, mqtt=broker.agent_mqtt(tls=tls))
+    agent = AgentProcess(config, tmp_path).start()
+    agents.append(agent)
+    collect.wait_for(lambda _m: b"online" in collect.on(f"edge/{site}/status"), timeout=90)
+    for i in range(30):
+        client.publish(
+            f"edge/{site}/transcript", json.dumps({"id": f"t{i}", "text": "turn on the light"}), qos=1
+        )
+        client.publish(f"edge/{site}/logs/kernel", f"kernel: eth0: link up after {i} s", qos=1)
+    collect.wait_for(lambda _m: len(collect.on(f"edge/{site}/intent")) >= 30, timeout=60)
+    assert agent.proc is not None and agent.proc.poll() is None
+    return agent
+
+
+def test_a_plain_service_never_loads_openssl(
+    broker: TestBroker,
+    tmp_path: Path,
+    agents: list[AgentProcess],
+    collect: Collector,
+    site: str,
+    client: paho.Client,
+) -> None:
+    """paho's socket reads name ssl's exceptions at each would-block; the agent's client does not,
+    so the deferred ssl never runs without TLS, under traffic too."""
+    agent = _serve(broker, tmp_path, agents, collect, site, client, tls=False)
+    assert agent.proc is not None
+    assert _openssl_mapped(agent.proc.pid) == []
+    assert agent.terminate() == 0
+
+
+def test_a_tls_service_loads_openssl_for_its_connection(
+    broker: TestBroker,
+    tmp_path: Path,
+    agents: list[AgentProcess],
+    collect: Collector,
+    site: str,
+    client: paho.Client,
+) -> None:
+    agent = _serve(broker, tmp_path, agents, collect, site, client, tls=True)
+    assert agent.proc is not None
+    assert any("libssl" in path for path in _openssl_mapped(agent.proc.pid))
+    assert agent.terminate() == 0
