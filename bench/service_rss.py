@@ -197,11 +197,11 @@ def run_service(args: argparse.Namespace) -> dict[str, Any]:
 _STEPS: tuple[tuple[str, str], ...] = (
     ("Python interpreter, site, the cli module", "import edge_agent.commands.run"),
     (
-        "numpy (its random, ma, polynomial and fft not loaded)",
+        "numpy (its random, ma, polynomial and fft deferred)",
         "from edge_agent.commands._lean import lean_start; lean_start(openssl=False, malloc_arenas=2)",
     ),
-    ("paho-mqtt, with ssl (OpenSSL), socket, urllib", "import paho.mqtt.client"),
-    ("structlog, with asyncio", "import structlog"),
+    ("paho-mqtt, with socket (ssl and urllib.request deferred)", "import paho.mqtt.client"),
+    ("structlog (asyncio deferred)", "import structlog"),
     (
         "pydantic, with its first model built (importlib.metadata for plugins)",
         "from pydantic import BaseModel\nclass _First(BaseModel):\n    x: int = 0",

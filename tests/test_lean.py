@@ -11,16 +11,19 @@ import sys
 from pathlib import Path
 
 import paho.mqtt.client as paho
+import pytest
 import yaml
 from broker import AgentProcess, Collector, TestBroker
 from conftest import agent_config
+
+from edge_agent.commands._lean import DEFERRED, LAZY_NUMPY
 
 REPO = Path(__file__).resolve().parent.parent
 
 # the start of `edge-agent run` (commands/run.py) up to a built Agent, then what it loaded
 _SCRIPT = """
 import json, sys
-from edge_agent.commands._lean import lean_start
+from edge_agent.commands._lean import DEFERRED, LAZY_NUMPY, lean_start
 lean_start(openssl=False, malloc_arenas=2)
 import edge_agent.app
 from edge_agent.config import load
@@ -28,8 +31,7 @@ from edge_agent.engines import build_engines
 config = load(sys.argv[1])
 agent = edge_agent.app.Agent(config, build_engines(config))
 loaded = {name: type(module).__name__ for name, module in sys.modules.items() if module is not None}
-lazy = {name: loaded.get(name) for name in ("numpy.random", "numpy.ma", "numpy.polynomial", "numpy.fft",
-                                            "asyncio", "ssl", "urllib.request", "jsonpickle")}
+lazy = {name: loaded.get(name) for name in LAZY_NUMPY + DEFERRED}
 openssl = sorted(name for name in ("_ssl", "_hashlib") if sys.modules.get(name))
 import numpy
 value = int(numpy.random.default_rng(0).integers(1, 2))  # a deferred module runs at first use
@@ -82,19 +84,8 @@ def test_the_default_service_loads_no_feature_that_is_off(tmp_path: Path) -> Non
     ]
     assert not [name for name in off if name in modules or any(m.startswith(name + ".") for m in modules)]
     assert {"edge_agent.runtime.litert_c", "edge_agent.logs.service", "sqlite3"} <= modules
-    assert result["lazy"] == dict.fromkeys(
-        (
-            "numpy.random",
-            "numpy.ma",
-            "numpy.polynomial",
-            "numpy.fft",
-            "asyncio",
-            "ssl",
-            "urllib.request",
-            "jsonpickle",
-        ),
-        "_DeferredModule",
-    )
+    assert result["lazy"] == dict.fromkeys(LAZY_NUMPY + DEFERRED, "_DeferredModule")
+    assert {"numpy.random", "asyncio", "ssl"} <= set(LAZY_NUMPY + DEFERRED)
     assert result["random_works"] is True
     assert result["asyncio_works"] is True
     assert result["rich"] is True  # kept out on purpose, not missing by chance
@@ -169,3 +160,38 @@ def test_a_tls_service_loads_openssl_for_its_connection(
     assert agent.proc is not None
     assert any("libssl" in path for path in _openssl_mapped(agent.proc.pid))
     assert agent.terminate() == 0
+
+
+def test_a_deferred_module_runs_once_at_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edge_agent.commands._lean import _DeferringFinder
+
+    runs = tmp_path / "runs.txt"
+    (tmp_path / "lean_pkg").mkdir()
+    (tmp_path / "lean_pkg" / "__init__.py").write_text(
+        f"open({str(runs)!r}, 'a').write('pkg ')\nfrom . import sub\nNAME = 'pkg'\n", encoding="utf-8"
+    )
+    (tmp_path / "lean_pkg" / "sub.py").write_text(
+        f"open({str(runs)!r}, 'a').write('sub ')\nVALUE = 7\n", encoding="utf-8"
+    )
+    (tmp_path / "lean_bad.py").write_text("raise RuntimeError('broken at import')\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", [_DeferringFinder(["lean_pkg", "lean_bad"]), *sys.meta_path])
+    for name in ("lean_pkg", "lean_pkg.sub", "lean_bad"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    import lean_pkg  # type: ignore[import-not-found]
+    import lean_pkg as again  # type: ignore[import-not-found]
+
+    assert again is lean_pkg and type(lean_pkg).__name__ == "_DeferredModule" and not runs.exists()
+    from lean_pkg.sub import VALUE  # type: ignore[import-not-found]
+
+    # the package ran before its submodule, each once, and the submodule is one module
+    assert VALUE == 7 and runs.read_text(encoding="utf-8") == "pkg sub "
+    assert sys.modules["lean_pkg.sub"] is lean_pkg.sub and lean_pkg.NAME == "pkg"
+    assert type(lean_pkg) is type(sys)
+
+    import lean_bad  # type: ignore[import-not-found]
+
+    with pytest.raises(RuntimeError, match="broken at import"):
+        _ = lean_bad.anything
+    assert "lean_bad" not in sys.modules  # as after a failed import

@@ -31,9 +31,9 @@ LAZY_NUMPY = ("numpy.random", "numpy.ma", "numpy.polynomial", "numpy.fft")
 # first use. asyncio: structlog's async loggers (and the Wyoming server, when it is on). ssl:
 # paho, http.client, asyncio and our TLS settings; with it OpenSSL's libssl and libcrypto, for a
 # TLS connection only. urllib.request (with http.client and email): paho's proxy look-up (with
-# PySocks only) and the Home Assistant API client. jsonpickle: drain3's own state files, which the
-# agent does not use (logs/templates.py keeps its own).
-DEFERRED = ("asyncio", "ssl", "urllib.request", "jsonpickle")
+# PySocks only) and the Home Assistant API client. jsonpickle and configparser: drain3's own state
+# and config files, which the agent does not use (logs/templates.py keeps its own state).
+DEFERRED = ("asyncio", "ssl", "urllib.request", "jsonpickle", "configparser")
 
 # a deferred module that cannot work without this extension is not deferred where it is missing
 # (it then fails at import, as it would have, and the importer's fallback stays in force)
@@ -43,7 +43,9 @@ _NEEDS = {"ssl": "_ssl"}
 class _DeferredModule(types.ModuleType):
     """A module whose code has not run yet. It runs at the first look-up of a name the module
     does not have; what it has until then are the import system's own (``__spec__``,
-    ``__name__``, ``__path__``...), so that importing it again does not run it.
+    ``__name__``, ``__file__``...), so that importing it again does not run it. A package's
+    ``__path__`` is one it does not have yet: importing a submodule runs the package first, as
+    a plain import would.
 
     Unlike ``importlib.util.LazyLoader``, whose modules load at any attribute access, the
     ``__spec__`` that every later ``import`` statement reads included: a module that several
@@ -60,12 +62,19 @@ class _DeferredModule(types.ModuleType):
 
 
 class _Pending:
-    """The loader that runs a deferred module's code, and the lock of that one run."""
+    """What running a deferred module needs: its loader, its package's ``__path__``, and the
+    lock of that one run."""
 
-    def __init__(self, loader: importlib.abc.Loader) -> None:
+    def __init__(self, loader: importlib.abc.Loader, path: list[str] | None) -> None:
         self.loader = loader
+        self.path = path
         self.lock = threading.RLock()
         self.running = False
+
+
+# deferred packages that ran: a submodule their code imported while the import system was
+# looking for it (it asks for ``__path__`` after its last look in sys.modules) is that module
+_RAN_PACKAGES: set[str] = set()
 
 
 def _run(module: types.ModuleType, name: str) -> None:
@@ -84,6 +93,9 @@ def _run(module: types.ModuleType, name: str) -> None:
             raise AttributeError(f"partially initialized module {spec.name!r} has no attribute {name!r}")
         pending.running = True
         spec.loader = module.__loader__ = pending.loader
+        if pending.path is not None:
+            module.__path__ = pending.path
+            _RAN_PACKAGES.add(spec.name)
         try:
             pending.loader.exec_module(module)
         except BaseException:
@@ -92,15 +104,6 @@ def _run(module: types.ModuleType, name: str) -> None:
             raise
         finally:
             module.__class__ = types.ModuleType
-
-
-def _running_here(module: types.ModuleType) -> bool:
-    """Whether this thread runs ``module``'s code now (a package importing its submodules)."""
-    spec = module.__spec__
-    assert spec is not None
-    pending: _Pending = spec.loader_state
-    with pending.lock:  # held by the thread that runs it, re-entrant
-        return pending.running
 
 
 class _DeferredLoader(importlib.abc.Loader):
@@ -115,13 +118,13 @@ class _DeferredLoader(importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         spec = module.__spec__
         assert spec is not None
-        spec.loader_state = _Pending(self.loader)
+        spec.loader_state = _Pending(self.loader, module.__dict__.pop("__path__", None))
         module.__class__ = _DeferredModule
 
 
 class _Imported(importlib.abc.Loader):
-    """Gives the import system the module that is already there (imported by its package's own
-    code meanwhile): an ``exec_module`` may replace its module in ``sys.modules``."""
+    """Gives the import system the module that is already there: an ``exec_module`` may put
+    another module in ``sys.modules``, and the import returns that one."""
 
     def __init__(self, module: types.ModuleType) -> None:
         self.module = module
@@ -135,8 +138,7 @@ class _Imported(importlib.abc.Loader):
 
 class _DeferringFinder(importlib.abc.MetaPathFinder):
     """Defers the code of ``names`` when they are first imported (found as the path finder
-    finds them); a submodule of a deferred package (``from asyncio.subprocess import ...``) runs
-    the package first, as a plain import would."""
+    finds them)."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = frozenset(names)
@@ -144,11 +146,11 @@ class _DeferringFinder(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        parent = sys.modules.get(fullname.rpartition(".")[0])
-        if isinstance(parent, _DeferredModule) and not _running_here(parent):
-            _run(parent, fullname)
-            imported = sys.modules.get(fullname)  # the package's code may have imported it
-            return None if imported is None else importlib.machinery.ModuleSpec(fullname, _Imported(imported))
+        imported = sys.modules.get(fullname)
+        if imported is not None and target is None and fullname.rpartition(".")[0] in _RAN_PACKAGES:
+            # imported by its package's code, which ran at the import system's ``__path__``
+            # look-up: this module, not a second run of its code
+            return importlib.machinery.ModuleSpec(fullname, _Imported(imported))
         if fullname not in self.names:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
