@@ -2,10 +2,12 @@
 
     nice .venv/bin/python bench/service_rss.py [--transcripts 1000] [--log-lines 1000] [--rate 200]
     nice .venv/bin/python bench/service_rss.py --parts      # also the per-part table
+    nice .venv/bin/python bench/service_rss.py --bundle DIR # another model bundle (model.bundle)
 
 Starts a private mosquitto (stock settings, anonymous, on a free loopback port) and
 ``edge-agent run --config C`` as a subprocess, where C is ``configs/default.yaml`` with only the
-broker port and the state directory (a fresh temporary one) changed. Once the agent is online it
+broker port and the state directory (a fresh temporary one) changed, and ``model.bundle`` set to
+``--bundle`` when given. Once the agent is online it
 publishes ``--transcripts`` transcripts and ``--log-lines`` log lines (one line per message, four
 sources), both at ``--rate`` messages per second, QoS 1, and waits for every intent. It reads the
 agent's ``VmRSS`` and ``VmHWM`` from ``/proc/<pid>/status`` when online, and after the last
@@ -131,11 +133,14 @@ class Probe:
         self.client.loop_stop()
 
 
-def agent_config(port: int, state_dir: Path) -> dict[str, Any]:
-    """``configs/default.yaml`` with this bench's broker port and a fresh state directory."""
+def agent_config(port: int, state_dir: Path, bundle: Path | None = None) -> dict[str, Any]:
+    """``configs/default.yaml`` with this bench's broker port and a fresh state directory (and the
+    bundle, when one is given)."""
     config: dict[str, Any] = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
     config["mqtt"]["port"] = port
     config["reliability"]["state_dir"] = str(state_dir)
+    if bundle is not None:
+        config["model"]["bundle"] = str(bundle.resolve())
     return config
 
 
@@ -144,7 +149,7 @@ def run_service(args: argparse.Namespace) -> dict[str, Any]:
     broker = Mosquitto(
         ["allow_anonymous true", "persistence false", "max_queued_messages 100000"], workdir=work
     ).start()
-    config = agent_config(broker.port, work / "state")
+    config = agent_config(broker.port, work / "state", args.bundle)
     path = work / "agent.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("CREDENTIALS_DIRECTORY", "STATE_DIRECTORY")}
@@ -192,11 +197,11 @@ def run_service(args: argparse.Namespace) -> dict[str, Any]:
 _STEPS: tuple[tuple[str, str], ...] = (
     ("Python interpreter, site, the cli module", "import edge_agent.commands.run"),
     (
-        "numpy (its random, ma, polynomial and fft not loaded)",
-        "from edge_agent.commands._lean import lean_start; lean_start(malloc_arenas=2)",
+        "numpy (its random, ma, polynomial and fft deferred)",
+        "from edge_agent.commands._lean import lean_start; lean_start(openssl=False, malloc_arenas=2)",
     ),
-    ("paho-mqtt, with ssl (OpenSSL), socket, urllib", "import paho.mqtt.client"),
-    ("structlog, with asyncio", "import structlog"),
+    ("paho-mqtt, with socket (ssl and urllib.request deferred)", "import paho.mqtt.client"),
+    ("structlog (asyncio deferred)", "import structlog"),
     (
         "pydantic, with its first model built (importlib.metadata for plugins)",
         "from pydantic import BaseModel\nclass _First(BaseModel):\n    x: int = 0",
@@ -271,10 +276,14 @@ def main() -> int:
     parser.add_argument("--log-lines", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=200.0, help="messages per second of each kind")
     parser.add_argument("--parts", action="store_true", help="also print what each start-up step costs")
+    parser.add_argument(
+        "--bundle", type=Path, metavar="DIR", help="model bundle to serve (default: the shipped one)"
+    )
     args = parser.parse_args()
     result = run_service(args)
+    bundle = f", bundle {args.bundle}" if args.bundle is not None else ""
     print(
-        f"edge-agent run, configs/default.yaml (broker port and state dir changed), "
+        f"edge-agent run, configs/default.yaml (broker port and state dir changed{bundle}), "
         f"{args.transcripts} transcripts + {args.log_lines} log lines at {args.rate:g}/s each"
     )
     print(f"  online, idle:     VmRSS {result['online']['VmRSS']:.1f} MB")
@@ -293,7 +302,8 @@ def main() -> int:
     if args.parts:
         with tempfile.TemporaryDirectory(prefix="edge-rss-parts-") as tmp:
             path = Path(tmp) / "agent.yaml"
-            path.write_text(yaml.safe_dump(agent_config(1883, Path(tmp) / "state")), encoding="utf-8")
+            config = agent_config(1883, Path(tmp) / "state", args.bundle)
+            path.write_text(yaml.safe_dump(config), encoding="utf-8")
             parts = run_parts(path)
         built = sum(mb for _, mb in parts)
         online = result["online"]["VmRSS"]

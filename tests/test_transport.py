@@ -7,6 +7,7 @@ import json
 import random
 import re
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ from edge_agent.app import Agent
 from edge_agent.config import Config, parse
 from edge_agent.engines import Engines
 from edge_agent.transport.base import Inbound
-from edge_agent.transport.mqtt import Backoff, MqttTransport
+from edge_agent.transport.mqtt import Backoff, MqttTransport, connect_hint
 
 
 def in_process_config(broker: TestBroker, site: str, **mqtt: object) -> Config:
@@ -364,3 +365,12 @@ def test_a_retained_input_is_never_replayed_as_a_command(
     finally:
         agent.shutdown()
         client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)  # clear the retained message
+
+
+def test_connect_hint_names_tls_for_ssl_errors_only() -> None:
+    """The hint recognises an SSL error by its classes (ssl is deferred in the service)."""
+    tls = "the TLS handshake failed"
+    assert connect_hint(ssl.SSLCertVerificationError(1, "certificate verify failed"), "h").startswith(tls)
+    assert connect_hint(ssl.SSLEOFError(8, "EOF occurred"), "h").startswith(tls)
+    assert not connect_hint(OSError(113, "No route to host"), "h").startswith(tls)
+    assert connect_hint(ConnectionRefusedError(111, "refused"), "h").startswith("nothing listens")

@@ -64,7 +64,7 @@ def _check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from edge_agent.commands._lean import lean_start
 
-    lean_start(malloc_arenas=2)  # not openssl=False: paho needs ssl imported, TLS or not
+    lean_start(openssl=False, malloc_arenas=2)  # OpenSSL loads with a TLS connection only
     from edge_agent.app import run_agent
     from edge_agent.config import Config, load
 

@@ -55,11 +55,51 @@ def connect_hint(error: OSError, host: str) -> str:
         return "nothing listens there: start the broker, or point mqtt.host / mqtt.port at it"
     if isinstance(error, socket.gaierror):
         return f"the name {host!r} does not resolve: check mqtt.host"
-    if isinstance(error, ssl.SSLError):
+    if _is_ssl_error(error):
         return "the TLS handshake failed: check mqtt.tls (ca_file, cert_file) and that this port speaks TLS"
     if isinstance(error, TimeoutError):
         return "no answer: check the network, a firewall, and mqtt.host / mqtt.port"
     return "check that the broker runs there (mqtt.host / mqtt.port) and that the network reaches it"
+
+
+def _is_ssl_error(error: OSError) -> bool:
+    """``isinstance(error, ssl.SSLError)``, asked of the error's classes: an SSL error exists only
+    once ``ssl`` ran, and a plain connection's error does not run it (deferred, commands/_lean.py)."""
+    return any(cls.__module__ == "ssl" and cls.__name__ == "SSLError" for cls in type(error).__mro__)
+
+
+class _Client(paho.Client):
+    """paho's client, whose reads and writes on a plain connection leave ``ssl`` alone.
+
+    paho's ``_sock_recv`` and ``_sock_send`` name ``ssl.SSLWantReadError`` and
+    ``ssl.SSLWantWriteError`` in ``except`` clauses, which Python evaluates at every exception,
+    the would-block of the non-blocking socket (several per second under load) included. On a
+    plain connection they cannot match, and evaluating them would run the deferred ``ssl``
+    module and load OpenSSL (about 4.5 MB, docs/runtime.md "Memory"). These two do what paho's
+    do without them; a TLS connection uses paho's own.
+    """
+
+    def _sock_recv(self, bufsize: int) -> bytes:
+        if self._ssl:
+            return super()._sock_recv(bufsize)
+        if self._sock is None:
+            raise ConnectionError("self._sock is None")
+        try:
+            return self._sock.recv(bufsize)
+        except AttributeError as err:  # the socket closed meanwhile (paho's words)
+            self._easy_log(paho.MQTT_LOG_DEBUG, "socket was None: %s", err)
+            raise ConnectionError() from err
+
+    def _sock_send(self, buf: bytes | bytearray) -> int:
+        if self._ssl:
+            return super()._sock_send(buf)
+        if self._sock is None:
+            raise ConnectionError("self._sock is None")
+        try:
+            return self._sock.send(buf)
+        except BlockingIOError as err:
+            self._call_socket_register_write()
+            raise BlockingIOError() from err
 
 
 class Backoff:
@@ -161,7 +201,7 @@ class MqttTransport:
     def _make_client(self) -> paho.Client:
         s = self.settings
         protocol = MQTTProtocolVersion.MQTTv5 if self._v5 else MQTTProtocolVersion.MQTTv311
-        client = paho.Client(
+        client = _Client(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
             clean_session=None if self._v5 else False,
