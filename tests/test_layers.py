@@ -29,7 +29,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     # home section checks its domains against nlu.home's list)
     "config": frozenset({"errors", "bridges", "logs", "runtime", "store", "nlu"}),
 }
-COMPOSITION = frozenset({"app", "engines", "hotswap", "cli", "commands", "demo", "__main__", "__init__"})
+COMPOSITION = frozenset(
+    {"app", "engines", "hotswap", "custom_intents", "cli", "commands", "demo", "__main__", "__init__"}
+)
 # private names of third-party APIs we must use (argparse's subparser type, flatbuffers' table,
 # wyoming's HomeAssistantZeroconf, whose AsyncZeroconf has no public handle to close it by)
 FOREIGN_PRIVATE = frozenset({"_SubParsersAction", "_tab", "_aiozc"})
