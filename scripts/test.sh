@@ -16,4 +16,6 @@ echo "==> ruff" >&2
 echo "==> mypy" >&2
 "$VENV/bin/mypy"
 echo "==> pytest" >&2
-"$VENV/bin/python" -m pytest -q "$@"
+# one worker per core (EDGE_AGENT_TEST_WORKERS to change it, 0 for none), each test file on one
+# worker (--dist loadfile): the tests sharing the tiny model build run after it on its worker
+"$VENV/bin/python" -m pytest -q -n "${EDGE_AGENT_TEST_WORKERS:-auto}" --dist loadfile "$@"
