@@ -17,5 +17,6 @@ echo "==> mypy" >&2
 "$VENV/bin/mypy"
 echo "==> pytest" >&2
 # one worker per core (EDGE_AGENT_TEST_WORKERS to change it, 0 for none), each test file on one
-# worker (--dist loadfile): the tests sharing the tiny model build run after it on its worker
-"$VENV/bin/python" -m pytest -q -n "${EDGE_AGENT_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# worker (--dist loadfile), files in name order (--no-loadscope-reorder): the two tiny model builds
+# (tests/test_build_model*.py) start first, on both workers, and the rest of the suite fills in
+"$VENV/bin/python" -m pytest -q -n "${EDGE_AGENT_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
