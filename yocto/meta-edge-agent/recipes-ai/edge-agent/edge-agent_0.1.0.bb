@@ -28,6 +28,17 @@ S = "${WORKDIR}/${BP}"
 
 inherit python_setuptools_build_meta systemd
 
+# pyproject.toml states its licence as an SPDX string, which needs setuptools >= 77 (PEP 639);
+# scarthgap's python3-setuptools-native (69.1) refuses it. The wheel is built from a copy whose
+# pyproject.toml has the table form 69 reads; the checkout in ${S} (and LIC_FILES_CHKSUM) is kept.
+PEP517_SOURCE_PATH = "${WORKDIR}/pep517-source"
+do_configure:prepend() {
+    rm -rf ${PEP517_SOURCE_PATH}
+    cp -R --no-preserve=ownership ${S} ${PEP517_SOURCE_PATH}
+    sed -i -e 's/^license = "Apache-2.0"$/license = { text = "Apache-2.0" }/' \
+        -e 's/"setuptools>=77"/"setuptools>=69"/' ${PEP517_SOURCE_PATH}/pyproject.toml
+}
+
 PACKAGES =+ "${PN}-model"
 
 FILES:${PN}-model += "${PYTHON_SITEPACKAGES_DIR}/edge_agent/models"
