@@ -266,10 +266,12 @@ class ThermalSensor:
             if self.missing_is_normal and not self._ever_read:
                 _log.debug("sla.thermal_off", path=str(self.path), reason="no thermal zone on this host")
                 self.path = None
-                return None
-            return self._off(f"cannot read a temperature: {exc}")
+            else:
+                self._off(f"cannot read a temperature: {exc}")
+            return None
         except (OSError, ValueError, UnicodeDecodeError) as exc:
-            return self._off(f"cannot read a temperature: {exc}")
+            self._off(f"cannot read a temperature: {exc}")
+            return None
         self._ever_read = True
         return value
 
