@@ -174,7 +174,7 @@ def test_build_model_says_what_it_costs_and_reads(tmp_path: Path) -> None:
     assert lines[0] == (
         "edge-fw build-model: full build, seed 7 -> build/bundle (replaced only when it succeeds)"
     )
-    assert "about 80 min on 2 cores" in lines[1]
+    assert "about 25 min on 2 cores" in lines[1] and "with --data-dir" in lines[1]
     assert "generated only" in lines[2] and "--data-dir" in lines[2]
     assert "generated only" in lines[3] and "--log-dir" in lines[3]
     assert lines[4].endswith("encoder.zip") and "--work DIR keeps them" in lines[5]
@@ -182,6 +182,8 @@ def test_build_model_says_what_it_costs_and_reads(tmp_path: Path) -> None:
     args = _build_args("--data-dir", str(tmp_path / "data"), "--log-dir", "logs", "--work", "w", "--tiny")
     lines = plan_lines(args, Path("encoder.zip"))
     assert "tiny smoke build" in lines[0] and "2-3 min" in lines[1]
+    args.tiny = False
+    assert "about 80 min on 2 cores" in plan_lines(args, Path("encoder.zip"))[1]
     assert f"real utterances from {tmp_path / 'data'}" in lines[2] and "loghub lines from logs" in lines[3]
     assert "kept in w" in lines[5]
 
