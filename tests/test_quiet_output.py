@@ -86,6 +86,18 @@ def test_dropped_info_restores_stderr_when_the_call_raises(capfd: pytest.Capture
     assert capfd.readouterr().err.splitlines() == ["ERROR: about to fail", "still here"]
 
 
+def test_pyproject_says_what_setuptools_reads_without_a_warning() -> None:
+    """Each of these printed a setuptools warning block at every `pip install` of the checkout
+    (demo.sh and test.sh): the licence as a TOML table (deprecated from setuptools 77, which reads
+    an SPDX string), and an editable install through setuptools' import finder (flat layout
+    without package-dir). Building needs the network here, so the lines themselves are checked."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^license = "Apache-2\.0"$', text, re.M)
+    [minimum] = re.findall(r'^requires = \["setuptools>=(\d+)"\]$', text, re.M)
+    assert int(minimum) >= 77
+    assert re.search(r'^\[tool\.setuptools\]\n(#.*\n)*package-dir = \{ "" = "\." \}$', text, re.M)
+
+
 def test_help_tells_a_user_what_the_agent_does() -> None:
     proc = _cli("--help", stdin=b"")
     out = proc.stdout.decode()
