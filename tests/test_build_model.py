@@ -68,8 +68,8 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
 
 def on_the_tiny_build(test: Callable[..., None]) -> Callable[..., None]:
     """A test that reads the shared build. scripts/test.sh runs each test file on one xdist worker
-    (--dist loadfile): these run one after another on the worker that builds, while the others
-    run the rest of the suite (the --log-dir build is in tests/test_build_model_logs.py for that)."""
+    (--dist loadfile): these run one after another on the worker that builds (a build keeps both
+    cores busy, so two at once would only slow each other), while the others run the rest."""
     return pytest.mark.slow(pytest.mark.timeout(900)(test))
 
 
@@ -147,6 +147,27 @@ def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuil
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
+
+
+@on_the_tiny_build
+def test_log_dir_reaches_the_build(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    """Real log lines: --log-dir reaches the build (a folder per training system, written here)."""
+    from firmware_tools.data.loghub import TRAIN_SYSTEMS
+
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    logs = tmp_path / "loghub"
+    for system in TRAIN_SYSTEMS:
+        (logs / system).mkdir(parents=True)
+        lines = [f"2026-01-05 10:00:0{i} INFO {system} worker {i} finished job" for i in range(3)]
+        (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rows = "".join(f"{i},INFO,x\n" for i in range(3))
+        (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
+    work, out = tmp_path / "work", tmp_path / "again"
+    shutil.copytree(tiny_build.work, work)  # the shared build's work directory, as a rerun would have it
+    proc = edge_fw("build-model", "--tiny", "--out", str(out), "--work", str(work), "--log-dir", str(logs))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "424 log lines" in proc.stdout  # 400 generated + 24 real
+    assert load_bundle(out).manifest["build"]["real_logs"] is True
 
 
 @on_the_tiny_build
