@@ -22,12 +22,13 @@ from edge_agent.runtime.model import Model
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def edge_fw(*args: str) -> subprocess.CompletedProcess[str]:
+def edge_fw(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "import sys; from firmware_tools.cli import main; sys.exit(main())", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=600,
         check=False,
     )
@@ -60,7 +61,12 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
     with (root / "lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not result.exists():
-            proc = edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
+            # set up before any test's own private state and caches (conftest.py): the build's go here
+            env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "XDG_CACHE_HOME": str(root / "cache"),
+                   "STATE_DIRECTORY": str(root / "state" / "edge-agent"), "KERAS_HOME": str(root / "keras")}
+            env.pop("CACHE_DIRECTORY", None)
+            args = ("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
+            proc = edge_fw(*args, env=env)
             result.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]), encoding="utf-8")
         code, stdout, stderr = json.loads(result.read_text(encoding="utf-8"))
     return TinyBuild(out, work, subprocess.CompletedProcess([], code, stdout, stderr))
