@@ -23,10 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, and that no outgoing connection takes meanwhile."""
+    return free_port()
 
 
 @pytest.mark.parametrize("link", ["main", "bulk"])
