@@ -11,7 +11,6 @@ Home Assistant) are built here when enabled; bundles installed at run time swap 
 from __future__ import annotations
 
 import gc
-import logging
 import signal
 import sys
 import threading
@@ -19,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -29,6 +28,7 @@ from edge_agent.custom_intents import CustomIntents
 from edge_agent.engines import Engines, build_engines, bundle_installer, config_home
 from edge_agent.errors import EdgeAgentError, TransportError
 from edge_agent.hotswap import BundleSwap
+from edge_agent.logsetup import LogFormat, configure_logging
 from edge_agent.messages import status as status_msg
 from edge_agent.messages.topics import SiteTopics
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE
@@ -48,7 +48,6 @@ from edge_agent.pipeline.service import Pipeline
 from edge_agent.records.sla import LADDERS
 from edge_agent.runtime.sla import SlaMonitor, ladder_steps
 from edge_agent.sdnotify import Notifier, Watchdog
-from edge_agent.security import redact_event
 from edge_agent.store import FileStore
 from edge_agent.store.config import resolve_state_dir
 from edge_agent.store.outbox import DurablePublisher, Outbox
@@ -69,22 +68,6 @@ EXIT_TRANSPORT = 3
 EXIT_STARTUP = 4
 # input kinds that arrive on the bulk MQTT session when ``mqtt.bulk_session`` is on
 BULK_KINDS = frozenset({"logs"})
-
-
-def configure_logging(stream: TextIO | None = None, level: int = logging.INFO) -> None:
-    """structlog JSON lines on stderr (journald keeps one record per line)."""
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            redact_event,  # credentials never reach the log
-            structlog.processors.JSONRenderer(),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
-        cache_logger_on_first_use=False,
-    )
 
 
 class _NoLogService(HandlerBase):
@@ -527,9 +510,9 @@ class Agent:
         _log.info("app.stopped", drained=drained, counters=self.pipeline.counters.snapshot())
 
 
-def run_agent(config: Config, engines: Engines | None = None) -> int:
+def run_agent(config: Config, engines: Engines | None = None, log_format: LogFormat = "auto") -> int:
     """Run until SIGTERM/SIGINT; returns the process exit code."""
-    configure_logging()
+    configure_logging(log_format=log_format)
     # a short GIL switch interval lets the network thread take over from a busy worker quickly
     # (the default 5 ms would show up directly in publish-to-intent latency)
     sys.setswitchinterval(0.0005)

@@ -1,4 +1,4 @@
-"""``edge-agent`` command line. Argument parsing only: each subcommand lives in ``commands/``."""
+"""``edge-agent`` command line: argument parsing only; each subcommand lives in ``commands/``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ import sys
 from collections.abc import Sequence
 
 __all__ = ["main"]
+
+# what `edge-agent --help` tells a user (the module docstring above is for developers)
+DESCRIPTION = (
+    "On-device language agent for IoT gateways: turns voice transcripts into intents with slots "
+    "and log lines into labels, summaries and alerts, with a small int8 model on this machine. "
+    "`run` serves an MQTT broker; `intents` and `logs` work on files or stdin."
+)
+EPILOG = "`edge-agent COMMAND --help` lists a command's options; README.md and docs/ say more."
 
 # command name -> the module that registers it (register(subparsers)). Only the module of the
 # command being run is imported, so `edge-agent intents` does not pay for paho, pydantic or drain3.
@@ -23,7 +31,7 @@ _COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command, or only ``command``'s module when it is a known name."""
-    parser = argparse.ArgumentParser(prog="edge-agent", description=__doc__)
+    parser = argparse.ArgumentParser(prog="edge-agent", description=DESCRIPTION, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True)
     wanted = [_COMMANDS[command]] if command in _COMMANDS else list(_COMMANDS.values())
     for name in dict.fromkeys(wanted):

@@ -8,6 +8,7 @@ import time.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -305,7 +306,9 @@ def _describe(err: Any) -> str:
         if moved is not None:
             return f"moved: set {moved} instead (docs/runtime.md)"
         allowed = _allowed_keys(err["loc"][:-1])
-        return f"unknown key; allowed keys here: {', '.join(allowed)}"
+        close = difflib.get_close_matches(str(err["loc"][-1]), allowed, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown key; {guess}allowed keys here: {', '.join(allowed)}"
     msg = str(err.get("msg", "invalid"))
     msg = msg.removeprefix("Value error, ")
     if "input" in err and kind not in ("missing",):

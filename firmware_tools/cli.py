@@ -12,6 +12,11 @@ from types import FrameType
 
 __all__ = ["main"]
 
+DESCRIPTION = (
+    "Build-machine tools for edge-agent: build the model bundle from data (build-model), evaluate it, "
+    "make synthetic bundles, fuse graphs and sign bundles."
+)
+
 _COMMAND_MODULES = (
     "firmware_tools.commands.build_model",
     "firmware_tools.commands.evaluate",
@@ -23,7 +28,7 @@ _COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="edge-fw", description=__doc__)
+    parser = argparse.ArgumentParser(prog="edge-fw", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in _COMMAND_MODULES:
         try:

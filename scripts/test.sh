@@ -16,4 +16,8 @@ echo "==> ruff" >&2
 echo "==> mypy" >&2
 "$VENV/bin/mypy"
 echo "==> pytest" >&2
-"$VENV/bin/python" -m pytest -q "$@"
+# one worker per core (EDGE_AGENT_TEST_WORKERS to change it, 0 for none), each test file on one
+# worker (--dist loadfile), files in name order (--no-loadscope-reorder): the tiny model builds of
+# tests/test_build_model.py (CPU-bound) start at once, while the other workers run the rest of the
+# suite, which mostly waits on brokers and agent processes
+"$VENV/bin/python" -m pytest -q -n "${EDGE_AGENT_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"

@@ -16,16 +16,15 @@ from broker import TestBroker, eventually, unique
 from structlog.testing import capture_logs
 
 from edge_agent.config import parse
+from edge_agent.demo.broker import free_port
 from edge_agent.transport.mqtt import MqttTransport
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, and that no outgoing connection takes meanwhile."""
+    return free_port()
 
 
 @pytest.mark.parametrize("link", ["main", "bulk"])
@@ -98,3 +97,16 @@ def test_probe_reports_a_port_that_does_not_speak_mqtt(tmp_path: Path) -> None:
         proc = _check_config(config, "--probe", "--timeout", "1")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "no CONNACK" in proc.stderr
+
+
+def test_free_ports_lie_below_the_ephemeral_range() -> None:
+    """Test brokers (and agents told that nothing listens there) get ports no outgoing connection
+    can take in the meantime: below the kernel's ephemeral range, and free when handed out."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = {free_port() for _ in range(20)}
+    assert len(ports) > 1, ports
+    if low >= 11000:  # room below the range (Linux's default range starts at 32768)
+        assert all(10000 <= port < low for port in ports), ports
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", port))

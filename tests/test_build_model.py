@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +22,72 @@ from edge_agent.runtime.model import Model
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _edge_fw(*args: str) -> subprocess.CompletedProcess[str]:
+def edge_fw(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "import sys; from firmware_tools.cli import main; sys.exit(main())", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=600,
         check=False,
     )
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
-    out, work = tmp_path / "bundle", tmp_path / "work"
-    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
+@dataclass(frozen=True)
+class TinyBuild:
+    """``build-model --tiny --seed 3`` run once per test session: its bundle and stage outputs
+    (read-only: a test that changes them works on a copy) and what the command printed."""
+
+    out: Path
+    work: Path
+    proc: subprocess.CompletedProcess[str]
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's temp root, common to every pytest-xdist worker of the run (each worker's
+    own base temp is a folder inside it); the run's own base temp without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
+    """The tiny build, made by whichever worker asks first; the others wait on the file lock and
+    read its result (~2-3 min on 2 cores instead of once per test)."""
+    root = _shared_root(tmp_path_factory) / "tiny-build"
+    root.mkdir(exist_ok=True)
+    out, work, result = root / "bundle", root / "work", root / "result.json"
+    with (root / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.exists():
+            # set up before any test's own private state and caches (conftest.py): the build's go here
+            env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "XDG_CACHE_HOME": str(root / "cache"),
+                   "STATE_DIRECTORY": str(root / "state" / "edge-agent"), "KERAS_HOME": str(root / "keras")}
+            env.pop("CACHE_DIRECTORY", None)
+            args = ("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
+            proc = edge_fw(*args, env=env)
+            result.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]), encoding="utf-8")
+        code, stdout, stderr = json.loads(result.read_text(encoding="utf-8"))
+    return TinyBuild(out, work, subprocess.CompletedProcess([], code, stdout, stderr))
+
+
+def on_the_tiny_build(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that reads the shared build. scripts/test.sh runs each test file on one xdist worker
+    (--dist loadfile): these run one after another on the worker that builds (a build keeps both
+    cores busy, so two at once would only slow each other), while the others run the rest."""
+    return pytest.mark.slow(pytest.mark.timeout(900)(test))
+
+
+@on_the_tiny_build
+def test_tiny_build_makes_a_loadable_bundle(tiny_build: TinyBuild) -> None:
+    proc, out = tiny_build.proc, tiny_build.out
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "reusing" not in proc.stdout
-    assert "teacher" in proc.stderr  # tqdm progress bars go to stderr
+    assert "teacher (fine-tune)" in proc.stderr  # tqdm progress bars go to stderr
+    # what the build costs and reads is said before it starts
+    said = proc.stderr.index("edge-fw build-model: tiny smoke build, seed 3 -> ")
+    assert said < proc.stderr.index("teacher (fine-tune)") and "  time:      2-3 min" in proc.stderr
     bundle = load_bundle(out)
     manifest = bundle.manifest
     assert manifest["build"]["tiny"] is True
@@ -65,12 +117,6 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
         assert intent.shape == (1, len(manifest["labels"]["intents"])) and np.isfinite(slots).all()
         model.close()
 
-    proc = _edge_fw("eval", "--bundle", str(out), "-n", "40")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
-    assert "only teacher right" in proc.stdout and "severity_accuracy" in proc.stdout
-    assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
-
     small = manifest["variants"]["small"]
     assert small["graphs"]["intents"] == ["embed", "block0", "intent_head"]
     assert (
@@ -83,20 +129,40 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
 
     _check_sentence_embedding(bundle)
 
+
+@on_the_tiny_build
+def test_tiny_bundle_evaluates(tiny_build: TinyBuild) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    proc = edge_fw("eval", "--bundle", str(tiny_build.out), "-n", "40")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "student_int8" in proc.stdout and "int8_fresh" in proc.stdout
+    assert "only teacher right" in proc.stdout and "severity_accuracy" in proc.stdout
+    assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
+
+
+@on_the_tiny_build
+def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    work, again = tmp_path / "work", tmp_path / "again"
+    shutil.copytree(tiny_build.work, work)  # the same stage outputs; the shared ones stay as built
     # a rerun over the same work directory reuses every stage's output; --redo runs one again
-    again = tmp_path / "again"
-    proc = _edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work))
+    proc = edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work))
     assert proc.returncode == 0, proc.stderr[-3000:]
     reused = {line.split(":")[0] for line in proc.stdout.splitlines() if ": reusing " in line}
     assert reused == {"stage data", "stage teacher", "stage teacher_outputs", "stage student"}
-    proc = _edge_fw(
+    proc = edge_fw(
         "build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work), "--redo", "student"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
-    # real log lines: --log-dir reaches the build (a folder per training system, written here)
+
+
+@on_the_tiny_build
+def test_log_dir_reaches_the_build(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    """Real log lines: --log-dir reaches the build (a folder per training system, written here)."""
     from firmware_tools.data.loghub import TRAIN_SYSTEMS
 
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
     logs = tmp_path / "loghub"
     for system in TRAIN_SYSTEMS:
         (logs / system).mkdir(parents=True)
@@ -104,16 +170,23 @@ def test_tiny_build_makes_a_loadable_bundle(tmp_path: Path) -> None:
         (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
         rows = "".join(f"{i},INFO,x\n" for i in range(3))
         (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
-    proc = _edge_fw("build-model", "--tiny", "--out", str(again), "--work", str(work), "--log-dir", str(logs))
+    work, out = tmp_path / "work", tmp_path / "again"
+    shutil.copytree(tiny_build.work, work)  # the shared build's work directory, as a rerun would have it
+    proc = edge_fw("build-model", "--tiny", "--out", str(out), "--work", str(work), "--log-dir", str(logs))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"{400 + 3 * len(TRAIN_SYSTEMS)} log lines" in proc.stdout  # generated + 3 real per system
-    assert load_bundle(again).manifest["build"]["real_logs"] is True
-    proc = _edge_fw("build-model", "--tiny", "--out", str(again), "--redo", "teachers")
-    assert proc.returncode != 0 and "unknown stage 'teachers'" in proc.stderr
+    assert load_bundle(out).manifest["build"]["real_logs"] is True
 
-    # a refused build leaves the existing bundle as it was
+
+@on_the_tiny_build
+def test_refused_builds_leave_the_bundle_as_it_was(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    out = tmp_path / "bundle"
+    shutil.copytree(tiny_build.out, out)
     before = json.loads((out / "manifest.json").read_text())
-    proc = _edge_fw("build-model", "--tiny", "--seed", "-1", "--out", str(out))
+    proc = edge_fw("build-model", "--tiny", "--out", str(out), "--redo", "teachers")
+    assert proc.returncode != 0 and "unknown stage 'teachers'" in proc.stderr
+    proc = edge_fw("build-model", "--tiny", "--seed", "-1", "--out", str(out))
     assert proc.returncode == 2 and "seed must be >= 0" in proc.stderr
     assert json.loads((out / "manifest.json").read_text()) == before
 

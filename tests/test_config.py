@@ -74,6 +74,29 @@ def test_errors_name_the_field_and_what_is_allowed(data: dict[str, object], fiel
     assert allowed in line
 
 
+@pytest.mark.parametrize(
+    ("data", "field", "guess"),
+    [
+        ({"mqtt": {"hostname": "x"}}, "mqtt.hostname", "did you mean 'host'?"),
+        ({"mqtt": {"keepalive": 30}}, "mqtt.keepalive", "did you mean 'keepalive_s'?"),
+        ({"sla": {"thermal_pth": None}}, "sla.thermal_pth", "did you mean 'thermal_path'?"),
+        ({"runtim": {}}, "runtim", "did you mean 'runtime'?"),
+    ],
+)
+def test_unknown_key_names_the_closest_allowed_one(data: dict[str, object], field: str, guess: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse(data)
+    line = next(ln for ln in str(info.value).splitlines() if ln.strip().startswith(field + ":"))
+    assert guess in line and "allowed keys here:" in line
+
+
+def test_unknown_key_far_from_every_allowed_one_gets_no_guess() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse({"mqtt": {"zzzz": 1}})
+    line = next(ln for ln in str(info.value).splitlines() if ln.strip().startswith("mqtt.zzzz:"))
+    assert "did you mean" not in line and "allowed keys here: bulk_session" in line
+
+
 def test_protocol_accepts_number_five_and_text_311() -> None:
     assert parse({"mqtt": {"protocol": 5}}).mqtt.protocol == "5"
     assert parse(yaml.safe_load("mqtt: {protocol: 3.1.1}")).mqtt.protocol == "3.1.1"

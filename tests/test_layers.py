@@ -17,6 +17,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "records": frozenset({"errors"}),
     "security": frozenset({"errors"}),
     "sdnotify": frozenset(),
+    # how the agent's own log lines look (console or JSON); masks credentials with security's processor
+    "logsetup": frozenset({"security"}),
     "store": frozenset({"errors"}),
     "messages": frozenset({"errors", "records"}),
     "runtime": frozenset({"errors", "records", "security"}),

@@ -29,3 +29,5 @@ def test_demo_runs_end_to_end_and_prints_every_result() -> None:
     assert sources == {"gw-kernel", "zigbee", "network"}
     assert "  dlq      transcript is not UTF-8" in out
     assert out.index("  status   online") < out.index("  status   offline")
+    # nothing on stderr to worry a newcomer: a host without a thermal zone is no warning
+    assert "sla.thermal_off" not in result.stderr and "warning" not in result.stderr.lower(), result.stderr

@@ -5,14 +5,19 @@ No timing here: the clock is a number the test moves, latencies are numbers the 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from edge_agent.config import parse
 from edge_agent.errors import ConfigError
 from edge_agent.runtime.sla import (
+    DEFAULT_THERMAL,
     LADDERS,
     NORMAL,
     RULES_ONLY,
@@ -179,6 +184,66 @@ def test_missing_or_garbled_thermal_file_turns_the_check_off(tmp_path: Path) -> 
     assert sensor.read_c() is None
     garbled.write_text("99000\n")
     assert sensor.read_c() is None  # off for good: logged once, never re-read
+
+
+@pytest.fixture
+def all_levels() -> Iterator[None]:
+    """Debug events reach ``capture_logs`` even after a test of this process configured the
+    agent's logging (which filters below INFO); the configuration is restored afterwards."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    yield
+    structlog.configure(wrapper_class=before["wrapper_class"])
+
+
+def _thermal_events(logs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["log_level"], e.get("reason", "")) for e in logs if e["event"] == "sla.thermal_off"]
+
+
+@pytest.mark.usefixtures("all_levels")
+def test_default_thermal_path_missing_on_this_host_is_a_debug_line(tmp_path: Path) -> None:
+    with capture_logs() as logs:
+        sensor = ThermalSensor(tmp_path / "no_zone", poll_s=0, missing_is_normal=True)
+        assert sensor.read_c() is None and sensor.path is None
+    assert _thermal_events(logs) == [("debug", "no thermal zone on this host")]
+
+
+def test_configured_thermal_path_that_is_missing_is_a_warning(tmp_path: Path) -> None:
+    with capture_logs() as logs:
+        sensor = ThermalSensor(tmp_path / "typo", poll_s=0)
+        assert sensor.read_c() is None and sensor.path is None
+    [(level, reason)] = _thermal_events(logs)
+    assert level == "warning" and "No such file" in reason
+
+
+@pytest.mark.parametrize("missing_is_normal", [True, False])
+def test_thermal_file_that_disappears_after_a_read_is_a_warning(
+    tmp_path: Path, missing_is_normal: bool
+) -> None:
+    temp = tmp_path / "temp"
+    temp.write_text("45000\n")
+    sensor = ThermalSensor(temp, poll_s=0, missing_is_normal=missing_is_normal)
+    assert sensor.read_c() == 45.0
+    temp.unlink()
+    with capture_logs() as logs:
+        assert sensor.read_c() is None and sensor.path is None
+    [(level, reason)] = _thermal_events(logs)
+    assert level == "warning" and "No such file" in reason
+
+
+def test_garbled_thermal_file_is_a_warning_even_at_the_default_path(tmp_path: Path) -> None:
+    garbled = tmp_path / "garbled"
+    garbled.write_text("hot\n")
+    with capture_logs() as logs:
+        assert ThermalSensor(garbled, poll_s=0, missing_is_normal=True).read_c() is None
+    assert [level for level, _ in _thermal_events(logs)] == ["warning"]
+
+
+def test_monitor_treats_only_the_default_thermal_path_as_optional(tmp_path: Path) -> None:
+    steps = {"intents": LADDERS["intents"]}
+    assert SlaMonitor(parse({}).sla, steps).thermal.missing_is_normal
+    assert SlaMonitor(SlaConfig(thermal_path=DEFAULT_THERMAL), steps).thermal.missing_is_normal
+    assert not SlaMonitor(cfg(thermal_path=str(tmp_path / "zone")), steps).thermal.missing_is_normal
 
 
 def test_thermal_file_is_read_at_most_every_poll_s(tmp_path: Path) -> None:

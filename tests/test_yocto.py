@@ -49,6 +49,20 @@ def test_recipe_has_no_insane_skip_and_no_network_in_tasks() -> None:
             assert "SRC_URI[sha256sum]" in text, recipe
 
 
+def test_recipe_rewrites_the_licence_for_scarthgaps_setuptools() -> None:
+    """Each sed expression of the recipe's do_configure matches one line of pyproject.toml, so the
+    copy it builds states the licence as a table and asks for setuptools 69 (scarthgap's)."""
+    text = RECIPE.read_text()
+    exprs = re.findall(r"-e 's/(.+?)/(.+?)/'", text)
+    assert len(exprs) == 2, exprs
+    rewritten = (ROOT / "pyproject.toml").read_text()
+    for pattern, replacement in exprs:
+        assert len(re.findall(pattern, rewritten, flags=re.M)) == 1, pattern
+        rewritten = re.sub(pattern, replacement, rewritten, flags=re.M)
+    assert re.search(r'^license = \{ text = "Apache-2.0" \}$', rewritten, flags=re.M)
+    assert re.search(r'^requires = \["setuptools>=69"\]$', rewritten, flags=re.M)
+
+
 def test_recipe_license_checksum_matches_the_source() -> None:
     text = RECIPE.read_text()
     m = re.search(r"file://pyproject.toml;beginline=(\d+);endline=(\d+);md5=([0-9a-f]{32})", text)

@@ -21,11 +21,12 @@ import paho.mqtt.client as paho
 import yaml
 from paho.mqtt.enums import CallbackAPIVersion
 
-from edge_agent.app import Agent, configure_logging
+from edge_agent.app import Agent
 from edge_agent.config import Config, parse
 from edge_agent.demo.broker import BrokerError, Mosquitto
 from edge_agent.engines import Engines, build_engines
 from edge_agent.errors import EdgeAgentError
+from edge_agent.logsetup import add_log_format, configure_logging
 
 __all__ = ["register"]
 
@@ -42,6 +43,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("demo", help="run the agent end to end with a private broker and samples")
     parser.add_argument("--bundle", metavar="DIR", help="model bundle (default: the shipped one)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the results")
+    add_log_format(parser)
     parser.set_defaults(func=_demo)
 
 
@@ -125,7 +127,7 @@ def _input_id(record: dict[str, Any]) -> str | None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    configure_logging(level=logging.WARNING)
+    configure_logging(level=logging.WARNING, log_format=args.log_format)
     try:
         broker = Mosquitto(_BROKER_CONFIG).start()
     except BrokerError as exc:

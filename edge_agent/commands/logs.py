@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-import structlog
 
 from edge_agent.commands._options import add_weight_cache, open_task_model
 from edge_agent.errors import ConfigError, EdgeAgentError
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.parse import decode_line
+from edge_agent.logsetup import add_log_format, configure_logging
 from edge_agent.records.logs import RawLine
 
 __all__ = ["read_lines", "register"]
@@ -85,6 +85,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="MB of weights mapped at once when streaming (auto needs it)",
     )
     add_weight_cache(p)
+    add_log_format(p)
     p.add_argument("--no-model", action="store_true", help="keyword labels only, even with a bundle")
     p.add_argument("--state-dir", type=Path, default=None, help="keep templates here across runs")
 
@@ -113,7 +114,7 @@ def _load_model(args: argparse.Namespace) -> Any:
 def _service(args: argparse.Namespace, **overrides: Any) -> Any:
     from edge_agent.logs.service import LogService
 
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))  # stdout is data
+    configure_logging(stream=sys.stderr, log_format=args.log_format)  # stdout is data
     fields = {k: v for k, v in overrides.items() if v is not None}
     if args.state_dir is not None:
         fields["state_dir"] = str(args.state_dir)

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from edge_agent.errors import ConfigError
+from edge_agent.logsetup import add_log_format
 
 __all__ = ["register"]
 
@@ -17,6 +18,7 @@ EXIT_UNREACHABLE = 3  # the broker cannot be reached (the agent's own exit code 
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run the agent on an MQTT broker")
     run.add_argument("--config", "-c", metavar="FILE", help="YAML config (default: built-in defaults)")
+    add_log_format(run)
     run.set_defaults(func=_run)
     check = subparsers.add_parser(
         "check-config", help="validate a config file (exit 0 valid, 2 invalid, 3 broker unreachable)"
@@ -73,4 +75,4 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_INVALID
-    return run_agent(config)
+    return run_agent(config, log_format=args.log_format)

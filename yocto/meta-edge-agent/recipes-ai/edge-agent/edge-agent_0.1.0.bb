@@ -10,7 +10,7 @@ SECTION = "devel/python"
 CVE_PRODUCT = "edge-agent"
 LICENSE = "Apache-2.0"
 # the license line of pyproject.toml (the project has no separate license file yet)
-LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=11;endline=11;md5=3358005787c442581bead91c71afa94f"
+LIC_FILES_CHKSUM = "file://pyproject.toml;beginline=13;endline=13;md5=2507bd5f0713f05419cd2f22fa06fe62"
 
 # The layer lives in the edge-agent repository (yocto/meta-edge-agent), so the recipe builds the
 # checkout the layer came from: layer and source are versioned together and nothing is fetched.
@@ -27,6 +27,17 @@ SRC_URI = "file://pyproject.toml;subdir=${BP} \
 S = "${WORKDIR}/${BP}"
 
 inherit python_setuptools_build_meta systemd
+
+# pyproject.toml states its licence as an SPDX string, which needs setuptools >= 77 (PEP 639);
+# scarthgap's python3-setuptools-native (69.1) refuses it. The wheel is built from a copy whose
+# pyproject.toml has the table form 69 reads; the checkout in ${S} (and LIC_FILES_CHKSUM) is kept.
+PEP517_SOURCE_PATH = "${WORKDIR}/pep517-source"
+do_configure:prepend() {
+    rm -rf ${PEP517_SOURCE_PATH}
+    cp -R --no-preserve=ownership ${S} ${PEP517_SOURCE_PATH}
+    sed -i -e 's/^license = "Apache-2.0"$/license = { text = "Apache-2.0" }/' \
+        -e 's/"setuptools>=77"/"setuptools>=69"/' ${PEP517_SOURCE_PATH}/pyproject.toml
+}
 
 PACKAGES =+ "${PN}-model"
 
