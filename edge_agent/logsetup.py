@@ -7,8 +7,9 @@ a pipe or a file gets one JSON object per line (journald keeps one record per li
 - ``console``: the lines for people, coloured on a terminal unless ``NO_COLOR`` is set;
 - ``json``: one JSON object per line, whatever the stream.
 
-Credentials are masked in both (``security.redact_event``). Importing this module costs only
-structlog.
+Credentials are masked in both (``security.redact_event``). Importing this module imports neither
+structlog nor the masking: a command's parser takes ``--log-format`` before ``lean_start``
+(commands/_lean.py) has run, which must come before structlog's own imports (asyncio, rich).
 """
 
 from __future__ import annotations
@@ -17,10 +18,6 @@ import logging
 import os
 import sys
 from typing import Any, Literal, TextIO
-
-import structlog
-
-from edge_agent.security import redact_event
 
 __all__ = ["LOG_FORMATS", "LogFormat", "add_log_format", "configure_logging", "resolve_format"]
 
@@ -43,6 +40,10 @@ def configure_logging(
     stream: TextIO | None = None, level: int = logging.INFO, log_format: LogFormat = "auto"
 ) -> None:
     """Send structlog events of ``level`` and above to ``stream`` (stderr by default)."""
+    import structlog
+
+    from edge_agent.security import redact_event
+
     out = stream or sys.stderr
     fmt = resolve_format(log_format, out)
     processors: list[Any] = [structlog.processors.add_log_level]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,14 @@ import pytest
 from broker import AgentProcess, Collector, TestBroker, unique
 
 from edge_agent.config import Config
+
+# tflite-runtime before TensorFlow, in every test process: the two wheels carry their own copies of
+# TFLite's schema code, and a process that imported TensorFlow first cannot read a model's
+# signatures with tflite-runtime ('vector::reserve', std::bad_alloc, or a crash). The other order
+# works for both. Which test files share an xdist worker (and so which imports come first) depends
+# on timing, so the order is fixed here for all of them. The agent itself never imports TensorFlow.
+with contextlib.suppress(ImportError):
+    import tflite_runtime.interpreter  # noqa: F401
 
 
 @pytest.fixture(autouse=True)
