@@ -88,9 +88,10 @@ def test_tiny_build_makes_a_loadable_bundle(tiny_build: TinyBuild) -> None:
     # what the build costs and reads is said before it starts
     said = proc.stderr.index("edge-fw build-model: tiny smoke build, seed 3 -> ")
     assert said < proc.stderr.index("teacher (fine-tune)") and "  time:      2-3 min" in proc.stderr
+    assert "  out of scope decided on the calibration split (the cross-source folds need" in proc.stderr
     bundle = load_bundle(out)
     manifest = bundle.manifest
-    assert manifest["build"]["tiny"] is True
+    assert manifest["build"]["tiny"] is True and manifest["build"]["cross_source"] is False
     stages = manifest["build"]["stages"]
     assert list(stages) == ["data", "teacher", "teacher_outputs", "student", "convert"]
     assert 0 < sum(st["wall_s"] for st in stages.values()) <= manifest["build"]["seconds"]
@@ -225,3 +226,18 @@ def _check_sentence_embedding(bundle: Any) -> None:
         cal = entry["calibration"]["custom_intents"]
         assert -1.0 <= cal["threshold"] <= 1.0 and cal["top_k"] >= 1
     assert 0.0 < bundle.manifest["metrics"]["student_float"]["sentence_cosine"] <= 1.0
+
+
+def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path) -> None:
+    """A full build with --data-dir chooses it on cross-source folds unless --no-cross-source."""
+    from firmware_tools.cli import build_parser
+    from firmware_tools.commands.build_model import plan_lines
+
+    data = tmp_path / "data"
+    (data / "clinc150").mkdir(parents=True)
+    parser = build_parser()
+    full = parser.parse_args(["build-model", "--data-dir", str(data)])
+    fast = parser.parse_args(["build-model", "--data-dir", str(data), "--no-cross-source"])
+    assert full.cross_source is True and fast.cross_source is False
+    assert any("cross-source folds" in line for line in plan_lines(full, tmp_path / "enc.zip"))
+    assert any("--no-cross-source" in line for line in plan_lines(fast, tmp_path / "enc.zip"))
