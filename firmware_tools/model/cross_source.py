@@ -165,7 +165,7 @@ def run_folds(
     b._relabel_from_teacher(data, t_logits)
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
-    base = b.student_base(data, plan, t_logits)
+    base = b.student_base(plan, data.tok.vocab_size)
     return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log)
 
 
