@@ -190,7 +190,8 @@ def build(
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
-            "cross_source": plan.cross_source and data_dir is not None,
+            # whether the folds ran (they also need sgd/ in the data directory)
+            "cross_source": "cross_source" in manifest["metrics"],
         }
         _write_manifest(stage, manifest)
         load_bundle(stage)  # verify before it replaces anything
