@@ -42,6 +42,7 @@ class TinyBuild:
     out: Path
     work: Path
     proc: subprocess.CompletedProcess[str]
+    args: tuple[str, ...]  # the build's own arguments (a rerun that should reuse its stages passes them)
 
 
 def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -54,10 +55,12 @@ def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
     """The tiny build, made by whichever worker asks first; the others wait on the file lock and
-    read its result (~2-3 min on 2 cores instead of once per test)."""
+    read its result (~2-3 min on 2 cores instead of once per test). It reads real log lines from
+    ``--log-dir`` (a few written here per training system), so that path needs no build of its own."""
     root = _shared_root(tmp_path_factory) / "tiny-build"
     root.mkdir(exist_ok=True)
     out, work, result = root / "bundle", root / "work", root / "result.json"
+    args = ("build-model", "--tiny", "--seed", "3", "--work", str(work), "--log-dir", str(root / "loghub"))
     with (root / "lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not result.exists():
@@ -65,11 +68,26 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
             env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "XDG_CACHE_HOME": str(root / "cache"),
                    "STATE_DIRECTORY": str(root / "state" / "edge-agent"), "KERAS_HOME": str(root / "keras")}
             env.pop("CACHE_DIRECTORY", None)
-            args = ("build-model", "--tiny", "--seed", "3", "--out", str(out), "--work", str(work))
-            proc = edge_fw(*args, env=env)
+            _write_loghub(root / "loghub")
+            proc = edge_fw(*args, "--out", str(out), env=env)
             result.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]), encoding="utf-8")
         code, stdout, stderr = json.loads(result.read_text(encoding="utf-8"))
-    return TinyBuild(out, work, subprocess.CompletedProcess([], code, stdout, stderr))
+    return TinyBuild(out, work, subprocess.CompletedProcess([], code, stdout, stderr), args)
+
+
+LOGHUB_LINES = 3  # real lines per training system in the tiny build's --log-dir
+
+
+def _write_loghub(logs: Path) -> None:
+    """A loghub-shaped folder per training system: a few lines and their structured file."""
+    from firmware_tools.data.loghub import TRAIN_SYSTEMS
+
+    for system in TRAIN_SYSTEMS:
+        (logs / system).mkdir(parents=True, exist_ok=True)
+        lines = [f"2026-01-05 10:00:0{i} INFO {system} worker {i} finished job" for i in range(LOGHUB_LINES)]
+        (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rows = "".join(f"{i},INFO,x\n" for i in range(LOGHUB_LINES))
+        (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
 
 
 def on_the_tiny_build(test: Callable[..., None]) -> Callable[..., None]:
@@ -146,37 +164,26 @@ def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuil
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
     work, again = tmp_path / "work", tmp_path / "again"
     shutil.copytree(tiny_build.work, work)  # the same stage outputs; the shared ones stay as built
+    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
     # a rerun over the same work directory reuses every stage's output; --redo runs one again
-    proc = edge_fw("build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work))
+    proc = edge_fw(*args, "--out", str(again))
     assert proc.returncode == 0, proc.stderr[-3000:]
     reused = {line.split(":")[0] for line in proc.stdout.splitlines() if ": reusing " in line}
     assert reused == {"stage data", "stage teacher", "stage teacher_outputs", "stage student"}
-    proc = edge_fw(
-        "build-model", "--tiny", "--seed", "3", "--out", str(again), "--work", str(work), "--redo", "student"
-    )
+    proc = edge_fw(*args, "--out", str(again), "--redo", "student")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
 
 
 @on_the_tiny_build
-def test_log_dir_reaches_the_build(tiny_build: TinyBuild, tmp_path: Path) -> None:
-    """Real log lines: --log-dir reaches the build (a folder per training system, written here)."""
+def test_log_dir_reaches_the_build(tiny_build: TinyBuild) -> None:
+    """Real log lines: the shared build's --log-dir (a folder per training system) reaches it."""
     from firmware_tools.data.loghub import TRAIN_SYSTEMS
 
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
-    logs = tmp_path / "loghub"
-    for system in TRAIN_SYSTEMS:
-        (logs / system).mkdir(parents=True)
-        lines = [f"2026-01-05 10:00:0{i} INFO {system} worker {i} finished job" for i in range(3)]
-        (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        rows = "".join(f"{i},INFO,x\n" for i in range(3))
-        (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
-    work, out = tmp_path / "work", tmp_path / "again"
-    shutil.copytree(tiny_build.work, work)  # the shared build's work directory, as a rerun would have it
-    proc = edge_fw("build-model", "--tiny", "--out", str(out), "--work", str(work), "--log-dir", str(logs))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"{400 + 3 * len(TRAIN_SYSTEMS)} log lines" in proc.stdout  # generated + 3 real per system
-    assert load_bundle(out).manifest["build"]["real_logs"] is True
+    # generated + the real lines of every system
+    assert f"{400 + LOGHUB_LINES * len(TRAIN_SYSTEMS)} log lines" in tiny_build.proc.stdout
+    assert load_bundle(tiny_build.out).manifest["build"]["real_logs"] is True
 
 
 @on_the_tiny_build

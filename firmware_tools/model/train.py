@@ -188,9 +188,11 @@ def fit(
     log_weight: float = 0.5,
     slot_weight: float = 1.0,
     sentence_weight: float = 1.0,
+    jit_compile: bool | str = "auto",
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others,
-    ``slot_weight`` the slot tags', ``sentence_weight`` the sentence embedding's."""
+    ``slot_weight`` the slot tags', ``sentence_weight`` the sentence embedding's; ``jit_compile``
+    as keras' (False: no XLA compilation, which a few dozen steps do not pay back)."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
     compile_heads(
@@ -201,6 +203,7 @@ def fit(
         log_weight=log_weight,
         slot_weight=slot_weight,
         sentence_weight=sentence_weight,
+        jit_compile=jit_compile,
     )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
@@ -220,6 +223,7 @@ def compile_heads(
     log_weight: float,
     slot_weight: float = 1.0,
     sentence_weight: float = 1.0,
+    jit_compile: bool | str = "auto",
 ) -> None:
     """AdamW with cosine decay over ``steps``, and the packed-target losses of the heads (the
     sentence head's when the model has one)."""
@@ -247,6 +251,7 @@ def compile_heads(
         optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
         loss=loss,
         loss_weights=weights,
+        jit_compile=jit_compile,
     )
 
 
