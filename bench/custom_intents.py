@@ -78,6 +78,8 @@ from edge_agent.nlu.custom import (  # noqa: E402
 )
 
 CLINC_FILE = ROOT / "bench" / "data" / "custom_clinc.yaml"
+# the word-piece overlap weights --tune tries (CustomSettings.lexical_weight)
+LEXICAL_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
 HOME = ROOT / "tests" / "data" / "home_example.yaml"
 OOS_DEV = ROOT / "tests" / "data" / "oos_dev.txt"
 SHARED = (ROOT.parent / "shared", ROOT.parents[1] / "shared")
@@ -237,6 +239,21 @@ def open_model(bundle: str | None) -> Any:
     return Model(load_bundle(Path(bundle) if bundle else default_bundle_path()), tasks=("intents",))
 
 
+_TOKENIZER: list[Any] = []  # the bundle's tokenizer and its piece weights (set by main)
+
+
+def use_tokenizer(tokenizer: Any) -> None:
+    from edge_agent.nlu.custom.lexical import piece_weights
+
+    _TOKENIZER[:] = [tokenizer, piece_weights(tokenizer.processor)]
+
+
+def text_pieces(texts: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The bundle's token ids of ``texts`` and its piece weights (the word-piece overlap)."""
+    tokenizer, weights = _TOKENIZER
+    return [tokenizer.encode(t).ids for t in texts], weights
+
+
 def model_embedder(model: Any) -> Embed:
     from edge_agent.nlu.custom import embed_texts
 
@@ -268,12 +285,15 @@ def score_lines(
     builtin: list[dict[str, Any]],
     settings: CustomSettings,
 ) -> Scored:
-    """The production ``CustomIndex`` on ``embed``: each line's best custom intent and its score."""
-    index = CustomIndex(sentences, embed([e.text for e in sentences.examples]), [], settings)
+    """The production ``CustomIndex`` on ``embed`` (and the bundle's word pieces when the settings
+    mix them in): each line's best custom intent and its score."""
+    examples = [e.text for e in sentences.examples]
+    index = CustomIndex(sentences, embed(examples), [], settings, text_pieces(examples))
     vectors = embed(texts)
+    ids = text_pieces(texts)[0]
     best, scores, nearest = [], np.zeros(len(texts), np.float32), np.zeros(len(texts), np.float32)
     for i, v in enumerate(vectors):
-        intent, score, sims = index.best(v)
+        intent, score, sims = index.best(v, ids[i])
         best.append(index.intents[intent])
         scores[i] = score
         nearest[i] = sims[index.span(intent)].max()
@@ -342,28 +362,34 @@ class Raw:
     intents: list[str]
     builtin: list[str | None]
     builtin_conf: np.ndarray
+    lexical_weight: float = 0.0
 
 
 def raw_scores(
-    sentences: CustomSentences, embed: Embed, texts: Sequence[str], builtin: list[dict[str, Any]], top_k: int
+    sentences: CustomSentences,
+    embed: Embed,
+    texts: Sequence[str],
+    builtin: list[dict[str, Any]],
+    top_k: int,
+    lexical_weight: float = 0.0,
 ) -> Raw:
-    from edge_agent.nlu.custom import intent_cohesion, intent_scores
+    from edge_agent.nlu.custom import intent_scores
 
-    index = CustomIndex(
-        sentences, embed([e.text for e in sentences.examples]), [], CustomSettings(top_k=top_k)
-    )
-    sims = embed(texts) @ index.vectors.T
+    examples = [e.text for e in sentences.examples]
+    settings = CustomSettings(top_k=top_k, lexical_weight=lexical_weight)
+    index = CustomIndex(sentences, embed(examples), [], settings, text_pieces(examples))
+    ids = text_pieces(texts)[0]
+    sims = np.stack([index.similarities(v, i) for v, i in zip(embed(texts), ids, strict=True)])
     scores = intent_scores(sims.astype(np.float32), index.layout, top_k)
     nearest = intent_scores(sims.astype(np.float32), index.layout, 1)
-    templates = np.array([e.template for e in index.examples], dtype=np.intp)
-    cohesion = intent_cohesion(index.vectors, index.starts, templates, top_k)
     return Raw(
         scores,
         nearest,
-        cohesion,
+        index.cohesion,
         list(index.intents),
         [r.get("intent") for r in builtin],
         np.array([float(r.get("confidence", 0.0)) for r in builtin]),
+        lexical_weight,
     )
 
 
@@ -384,20 +410,21 @@ def vector_predict(raw: Raw, s: CustomSettings) -> tuple[list[str | None], np.nd
     return pred, best, score
 
 
-def tune(case: Case, raws: dict[int, Raw]) -> CustomSettings:
+def tune(case: Case, raws: dict[tuple[int, float], Raw]) -> CustomSettings:
     """The settings that best meet both targets on ``case`` (the tuning source): the smallest
     of recognized / 85 and uncovered / 92 is made as large as possible; then the confidence map
-    is fitted there (logistic on the adjusted best score)."""
+    is fitted there (logistic on the adjusted best score). ``raws``: by (top_k, lexical weight)."""
     custom = set(e for e in case.expected if e is not None)
     refs = [float(np.nanmean(r.cohesion)) for r in raws.values()]
     best: tuple[float, CustomSettings] | None = None
-    for (top_k, raw), ref in zip(raws.items(), refs, strict=True):
+    for ((top_k, lexical), raw), ref in zip(raws.items(), refs, strict=True):
         for weight in (0.0, 0.25, 0.5, 0.75):
             for threshold in np.arange(0.25, 0.99, 0.01):
                 for margin in (0.2, 0.1, 0.0):  # on a tie the more careful setting stays
                     for steal in (0.95, 0.9, 0.85):
                         s = CustomSettings(
-                            round(float(threshold), 2), steal, margin, top_k, weight, round(ref, 3)
+                            round(float(threshold), 2), steal, margin, top_k, weight, round(ref, 3),
+                            lexical_weight=lexical,
                         )
                         rec, unc = headline(case, figures(case, vector_predict(raw, s)[0], custom))
                         goal = min(rec / TARGET_RECOGNIZED, unc / TARGET_UNCOVERED)
@@ -405,7 +432,7 @@ def tune(case: Case, raws: dict[int, Raw]) -> CustomSettings:
                             best = (goal, s)
     assert best is not None
     chosen = best[1]
-    raw = raws[chosen.top_k]
+    raw = raws[(chosen.top_k, chosen.lexical_weight)]
     _, index, score = vector_predict(raw, chosen)
     right = [
         float(raw.intents[i] == exp) if exp is not None else 0.0
@@ -653,11 +680,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--parts", default="abcd", help="which parts to run (default abcd)")
     args = ap.parse_args(argv)
     data_dir = _shared("data", args.data_dir)
+    model = open_model(args.bundle)
+    use_tokenizer(model.tokenizer)  # the word-piece overlap reads the bundle's pieces either way
     if args.embedding == "minilm":
         embed, label = minilm_embedder(), "STAND-IN: frozen all-MiniLM-L6-v2 embeddings, not the bundle's"
         settings = CustomSettings()
     else:
-        model = open_model(args.bundle)
         if not model.has_sentence_embedding:
             raise SystemExit(
                 "this bundle has no sentence embedding: use --embedding minilm or a newer bundle"
@@ -705,7 +733,11 @@ def _tune(args: argparse.Namespace, data_dir: Path, embed: Embed, label: str) ->
     case = clinc_case(data_dir, ("val", "oos_val", "oos_train"))
     sentences = load_custom_sentences([case.path])
     builtin = builtin_results(case.texts, args.bundle)
-    raws = {k: raw_scores(sentences, embed, case.texts, builtin, k) for k in (1, 2, 3)}
+    raws = {
+        (k, w): raw_scores(sentences, embed, case.texts, builtin, k, w)
+        for k in (1, 2, 3)
+        for w in LEXICAL_WEIGHTS
+    }
     settings = tune(case, raws)
     scored = score_lines(sentences, embed, case.texts, builtin, settings)
     fig = figures(case, predict(scored, settings), set(sentences.intents))

@@ -88,3 +88,53 @@ def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:
         "book a table for two": None,
     }
     assert len(sgd_texts(tmp_path, "test")) == 5 and sgd_texts(tmp_path, "train") == []
+
+
+def test_episodes_leave_out_untaught_intents_of_a_taught_service() -> None:
+    from firmware_tools.model.custom_calib import episodes_from_groups
+
+    groups = {name: [f"{name} {i}" for i in range(20)] for name in ("Book", "Find", "Pay", "Ride")}
+    families = {"Book": {"Restaurants"}, "Find": {"Restaurants"}, "Pay": {"Banks"}, "Ride": {"Rides"}}
+    for ep in episodes_from_groups(groups, seed=1, n_taught=1, families=families):
+        taught = ep.examples[0].split()[0]
+        untaught = {q.split()[0] for q, k in zip(ep.queries, ep.query_intent, strict=True) if k < 0}
+        sibling = {"Book": "Find", "Find": "Book"}.get(taught)
+        assert sibling not in untaught and untaught  # a sibling asks about the taught service
+        assert untaught == {"Book", "Find", "Pay", "Ride"} - {taught} - {sibling}
+    plain = episodes_from_groups(groups, seed=1, n_taught=1)  # without families: every other intent
+    assert all(len({q.split()[0] for q in ep.queries}) == 4 for ep in plain)
+
+
+def test_the_balanced_choice_weighs_both_goals() -> None:
+    from firmware_tools.model.custom_calib import GOAL_RECOGNIZED, GOAL_REJECTED
+
+    rng = np.random.default_rng(3)
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    centres = unit(rng.normal(size=(3, 16)))
+    vectors: dict[str, np.ndarray] = {}
+
+    def put(i: int, n: int, spread: float, tag: str) -> list[str]:
+        names = [f"{tag}{len(vectors) + j}" for j in range(n)]
+        vectors.update(zip(names, unit(centres[i] + spread * rng.normal(size=(n, 16))), strict=True))
+        return names
+
+    # untaught requests overlap the taught ones: no threshold meets both goals at once
+    examples = put(0, 10, 0.5, "a") + put(1, 10, 0.5, "b")
+    queries = put(0, 100, 0.8, "qa") + put(1, 100, 0.8, "qb") + put(2, 200, 0.9, "u")
+    ep = Episode(examples, [0] * 10 + [1] * 10, queries, [0] * 100 + [1] * 100 + [-1] * 200, 2)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([vectors[t] for t in texts])
+
+    def goal(m: dict[str, float]) -> float:
+        return min(m["custom_recognized"] / GOAL_RECOGNIZED, m["custom_uncovered_rejected"] / GOAL_REJECTED)
+
+    _, balanced = calibrate_custom(embed, [ep])
+    for target in (0.6, 0.93, 0.99):
+        _, fixed = calibrate_custom(embed, [ep], target)
+        assert goal(balanced) >= goal(fixed) - 1e-9
+    recognized = balanced["custom_recognized"] / GOAL_RECOGNIZED
+    assert abs(recognized - balanced["custom_uncovered_rejected"] / GOAL_REJECTED) < 0.1

@@ -116,6 +116,7 @@ class IntentRecognizer:
                     self._taught(text, enc, tag_probs[i], context_area),
                     self.home,
                     context_area,
+                    enc.ids,
                 )
             results.append(result)
         return results

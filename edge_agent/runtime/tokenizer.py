@@ -55,6 +55,11 @@ class Tokenizer:
             raise BundleError(f"cannot load tokenizer {model_file}: {exc}") from exc
         self.vocab_size = int(self._sp.GetPieceSize())
 
+    @property
+    def processor(self) -> spm.SentencePieceProcessor:
+        """The sentencepiece model itself (its pieces' scores: ``nlu.custom.lexical``)."""
+        return self._sp
+
     def encode(self, text: str) -> Encoded:
         return self._encode(text, None)
 

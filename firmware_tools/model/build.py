@@ -609,25 +609,13 @@ def _custom_calibration(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Custom-intent threshold and confidence map of a variant, through the int8 runtime
     (``custom_calib.py`` says on what)."""
-    from edge_agent.runtime.model import Model
-    from firmware_tools.model.custom_calib import calibrate_custom, episodes_from_examples, sgd_episodes
+    from firmware_tools.model.custom_calib import calibrate_bundle, episodes_from_examples, sgd_episodes
 
     if data.data_dir is not None and (data.data_dir / "sgd" / "dev.jsonl").is_file():
         episodes = sgd_episodes(data.data_dir, seed)
     else:
         episodes = episodes_from_examples(data.it_ho.examples, seed)
-    model = Model(load_bundle(stage), threads=2, variant=variant, tasks=("intents",))
-
-    def embed(texts: list[str]) -> np.ndarray:
-        ids = np.stack([model.tokenizer.encode(t).ids for t in texts]).astype(np.int32)
-        emb = model.run_intent_outputs(ids).embedding
-        assert emb is not None, "the bundle's intent graph writes no sentence embedding"
-        return emb
-
-    try:
-        return calibrate_custom(embed, episodes)
-    finally:
-        model.close()
+    return calibrate_bundle(stage, episodes, variant)
 
 
 @dataclass

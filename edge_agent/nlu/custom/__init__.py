@@ -5,7 +5,7 @@ example sentences with the model and resolves an utterance, ``match`` is the dec
 built-in, custom and out of scope, ``slots`` reads a custom intent's slots from the utterance.
 """
 
-from edge_agent.nlu.custom.index import NO_EMBEDDING, CustomIndex, build_index, embed_texts
+from edge_agent.nlu.custom.index import NO_EMBEDDING, CustomIndex, build_index, embed_texts, text_pieces
 from edge_agent.nlu.custom.match import (
     CustomSettings,
     Decision,
@@ -43,4 +43,5 @@ __all__ = [
     "intent_scores",
     "load_custom_sentences",
     "parse_custom_sentences",
+    "text_pieces",
 ]

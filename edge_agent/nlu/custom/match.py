@@ -1,8 +1,9 @@
 """The decision between the built-in intents, the user's custom intents and out of scope (pure).
 
 Inputs per utterance: the built-in recognizer's decision (an intent or None, and its calibrated
-confidence) and the cosine similarity of the utterance's sentence embedding to every example
-sentence of the custom intents. An intent's score is the mean of its ``top_k`` highest
+confidence) and the similarity of the utterance to every example sentence of the custom intents:
+the cosine of their sentence embeddings, mixed with their word-piece overlap when
+``lexical_weight`` is set (``lexical.py``). An intent's score is the mean of its ``top_k`` highest
 similarities (``top_k`` 1: the nearest example), less an offset for how alike its own examples
 are: ``cohesion_weight * (cohesion - cohesion_ref)``, where ``cohesion`` is the same score of
 each of its examples against its other examples (those of other templates), averaged
@@ -27,7 +28,7 @@ Defaults: ``CustomSettings()``; a bundle overrides them in ``calibration.custom_
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
@@ -65,17 +66,21 @@ class CustomSettings:
     cohesion_ref: float = 0.542
     slope: float = 23.989
     intercept: float = -12.207
+    # similarity = (1 - w) * embedding cosine + w * word-piece overlap (``lexical.py``); 0: the
+    # embedding alone
+    lexical_weight: float = 0.0
 
     @classmethod
     def from_calibration(cls, calibration: Mapping[str, Any] | None) -> CustomSettings:
         """The bundle's ``calibration.custom_intents`` over the defaults (``k`` is ``top_k``);
         keys it does not know and values that are not numbers are left at the defaults (a
         manifest is trusted data). A bundle that does not set ``cohesion_weight`` chose its
-        threshold on plain scores: the offset is then off."""
+        threshold on plain scores: the offset is then off; one that does not set
+        ``lexical_weight`` chose it on the embedding alone: the word overlap is then off."""
         raw = (calibration or {}).get("custom_intents")
         if not isinstance(raw, Mapping):
             return cls()
-        values: dict[str, Any] = {"cohesion_weight": 0.0}
+        values: dict[str, Any] = {"cohesion_weight": 0.0, "lexical_weight": 0.0}
         for f in fields(cls):
             value = raw.get(f.name, raw.get("k") if f.name == "top_k" else None)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
@@ -143,17 +148,22 @@ def intent_scores(similarities: FloatArray, layout: Layout, top_k: int = 1) -> F
 
 
 def intent_cohesion(
-    vectors: FloatArray, starts: npt.NDArray[np.intp], templates: npt.NDArray[np.intp], top_k: int = 1
+    vectors: FloatArray,
+    starts: npt.NDArray[np.intp],
+    templates: npt.NDArray[np.intp],
+    top_k: int = 1,
+    similarity: Callable[[int, int], FloatArray] | None = None,
 ) -> FloatArray:
     """Per intent, the mean over its examples of their score against the intent's examples of
     other templates (an example's own expansions would make any intent look cohesive); NaN for an
     intent with a single template. ``vectors``: unit rows ordered by intent, intent ``i``'s
-    starting at ``starts[i]``."""
+    starting at ``starts[i]``; ``similarity(a, b)``: the similarities among examples ``a:b``
+    (default: the cosines of their vectors)."""
     ends = [*starts[1:].tolist(), len(vectors)]
     out = np.full(len(starts), np.nan, dtype=np.float32)
     for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
-        block, tpl = vectors[a:b], templates[a:b]
-        sims = block @ block.T
+        tpl = templates[a:b]
+        sims = vectors[a:b] @ vectors[a:b].T if similarity is None else similarity(a, b)
         sims[tpl[:, None] == tpl[None, :]] = -np.inf  # same template (the diagonal too)
         rows = []
         for row in sims:

@@ -1,0 +1,76 @@
+"""Word overlap of an utterance with the custom examples, weighed by how rare each word piece is.
+
+The sentence embedding says what an utterance means; the words a user wrote into their examples
+("coffee", "taxi", "the news") say which of their intents it is about, and an utterance that
+shares the rare ones with an example is very likely a paraphrase of it. Each text is the set of
+its tokenizer pieces (the model's own sentencepiece vocabulary, case-folded), each piece weighed
+by its information ``-log p`` from the tokenizer's unigram scores (frequent pieces such as
+"the" or "me" count little; control and unknown pieces nothing), as a unit vector; the
+similarity of two texts is the cosine of their vectors. ``CustomIndex`` mixes it with the
+embedding's cosine (``CustomSettings.lexical_weight``).
+
+Kept sparse: an example costs its pieces, not the vocabulary's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Lexical", "piece_weights"]
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int32]
+
+
+def piece_weights(sp: Any) -> FloatArray:
+    """``-log p`` of every piece of a sentencepiece processor (0 for control, unknown and
+    user-defined pieces, whose scores say nothing of how common they are)."""
+    n = int(sp.GetPieceSize())
+    scores = np.array([sp.GetScore(i) for i in range(n)], dtype=np.float32)
+    special = np.array([sp.IsControl(i) or sp.IsUnknown(i) or sp.IsUnused(i) for i in range(n)], dtype=bool)
+    return np.where(special, 0.0, np.maximum(-scores, 0.0)).astype(np.float32)
+
+
+class Lexical:
+    """The examples' piece vectors; ``similarities(ids)`` the cosine of an utterance to each."""
+
+    def __init__(self, weights: FloatArray, examples: Sequence[npt.ArrayLike]) -> None:
+        self.weights = np.asarray(weights, dtype=np.float32)
+        cols: list[IntArray] = []
+        vals: list[FloatArray] = []
+        for ids in examples:
+            col, val = self._unit(ids)
+            # pad id 0 (weight 0) ends every row, so that no row is empty for reduceat
+            cols.append(np.append(col, 0).astype(np.int32))
+            vals.append(np.append(val, 0.0).astype(np.float32))
+        self._starts = np.cumsum([0, *(len(c) for c in cols[:-1])]).astype(np.intp)
+        self._cols = np.concatenate(cols) if cols else np.zeros(0, np.int32)
+        self._vals = np.concatenate(vals) if vals else np.zeros(0, np.float32)
+        self.n = len(cols)
+
+    def _unit(self, ids: npt.ArrayLike) -> tuple[IntArray, FloatArray]:
+        n = len(self.weights)
+        found = {i for i in np.asarray(ids).reshape(-1).tolist() if 0 < i < n}
+        uniq = np.array(sorted(found), dtype=np.int32)
+        val = self.weights[uniq]
+        norm = float(np.linalg.norm(val))
+        return uniq, (val / norm if norm > 0 else val).astype(np.float32)
+
+    def similarities(self, ids: npt.ArrayLike) -> FloatArray:
+        """Cosine of the utterance of token ``ids`` (padding ignored) to every example."""
+        if self.n == 0:
+            return np.zeros(0, np.float32)
+        col, val = self._unit(ids)
+        query = np.zeros(len(self.weights), np.float32)
+        query[col] = val
+        out: FloatArray = np.add.reduceat(query[self._cols] * self._vals, self._starts).astype(np.float32)
+        return out
+
+    def block(self, start: int, end: int, examples_ids: Sequence[npt.ArrayLike]) -> FloatArray:
+        """Cosines among examples ``start:end`` (``examples_ids``: their token ids, in order)."""
+        out: FloatArray = np.stack([self.similarities(ids)[start:end] for ids in examples_ids])
+        return out.astype(np.float32)
