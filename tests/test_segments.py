@@ -210,6 +210,34 @@ def test_batch_queue_batches_waiting_requests_interactive_first() -> None:
     assert calls == [("logs", 1, True), ("intents", 2, False), ("logs", 3, True), ("logs", 1, True)]
 
 
+def test_an_interactive_request_on_an_idle_queue_runs_on_its_callers_thread() -> None:
+    threads: list[str] = []
+    gate = threading.Event()
+
+    def run_many(task: str, reqs: Sequence[Feeds], background: bool) -> list[Feeds]:
+        threads.append(threading.current_thread().name)
+        if task == "logs":
+            gate.wait(10)
+        return [{"y": r["x"] + 1} for r in reqs]
+
+    q = BatchQueue(run_many)
+    assert int(q.run("intents", {"x": np.array([1])})["y"][0]) == 2
+    assert threads == [threading.current_thread().name] and q.inline == 1 and q.batches == 0
+    busy = q.submit("logs", {"x": np.array([0])}, interactive=False)  # the worker is running it
+    while len(threads) < 2:
+        threading.Event().wait(0.005)
+    answer: list[Feeds] = []
+    caller = threading.Thread(target=lambda: answer.append(q.run("intents", {"x": np.array([5])})))
+    caller.start()
+    caller.join(0.3)
+    assert caller.is_alive() and not answer  # never two runs at once: it waits its turn, queued
+    gate.set()
+    caller.join(10)
+    assert int(answer[0]["y"][0]) == 6 and int(busy.result(10)["y"][0]) == 1
+    assert threads[1:] == ["segment-batcher", "segment-batcher"] and q.inline == 1
+    q.close()
+
+
 def test_batch_queue_hands_errors_to_every_caller() -> None:
     def boom(task: str, reqs: Sequence[Feeds], background: bool) -> list[Feeds]:
         raise RuntimeError("kaput")

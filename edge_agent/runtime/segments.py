@@ -579,6 +579,10 @@ class BatchQueue:
     ``governor`` (:class:`edge_agent.runtime.quota.CpuGovernor`), a background batch starts only
     when the process is within its CPU quota; the worker waits on its queue meanwhile, so an
     interactive request arriving then is served at once.
+
+    A single interactive request that finds nothing queued and nothing running is run at once
+    on the caller's thread (``run``): handing it to the worker and waiting for its answer would
+    cost two thread switches for nothing to batch it with. One batch runs at a time either way.
     """
 
     def __init__(self, run_many: RunMany, *, max_batch: int = 8, governor: Governor | None = None) -> None:
@@ -591,8 +595,10 @@ class BatchQueue:
         self._cv = threading.Condition()
         self._seq = itertools.count()
         self._closed = False
+        self._running = False  # a batch is being run (by the worker or inline by a caller)
         self.batches = 0
         self.batched_requests = 0
+        self.inline = 0  # requests run on their caller's thread
         self._thread = threading.Thread(target=self._loop, name="segment-batcher", daemon=True)
         self._thread.start()
 
@@ -606,7 +612,26 @@ class BatchQueue:
         return fut
 
     def run(self, task: str, feeds: Feeds, *, interactive: bool = True) -> Feeds:
+        if interactive and self._claim_idle():
+            try:
+                self.inline += 1
+                return self._run_many(task, [feeds], False)[0]
+            finally:
+                self._release()
         return self.submit(task, feeds, interactive=interactive).result()
+
+    def _claim_idle(self) -> bool:
+        """Take the right to run now when nothing is queued or running (see the class docstring)."""
+        with self._cv:
+            if self._closed or self._running or self._heap:
+                return False
+            self._running = True
+            return True
+
+    def _release(self) -> None:
+        with self._cv:
+            self._running = False
+            self._cv.notify_all()
 
     def close(self) -> None:
         """Stop taking requests, finish the queued ones, stop the worker (idempotent)."""
@@ -619,10 +644,13 @@ class BatchQueue:
     def _take(self) -> list[_Request] | None:
         with self._cv:
             while True:
-                while not self._heap and not self._closed:
+                while (not self._heap or self._running) and not self._closed:
                     self._cv.wait()
                 if not self._heap:
                     return None
+                if self._running:  # closing while a caller runs inline: let it finish first
+                    self._cv.wait(0.05)
+                    continue
                 wait = self._background_wait()
                 if wait <= 0:
                     break
@@ -639,6 +667,7 @@ class BatchQueue:
                 (batch if same else rest).append(req)
             for req in rest:
                 heapq.heappush(self._heap, req)
+            self._running = True
             return batch
 
     def _background_wait(self) -> float:
@@ -653,9 +682,11 @@ class BatchQueue:
             try:
                 outs = self._run_many(batch[0].task, [r.feeds for r in batch], batch[0].priority > 0)
             except Exception as exc:  # handed to every waiting caller, which re-raises it
+                self._release()
                 for req in batch:
                     req.future.set_exception(exc)
                 continue
+            self._release()
             for req, out in zip(batch, outs, strict=True):
                 req.future.set_result(out)
 
@@ -683,6 +714,8 @@ class TaskExecutor:
 
     def run_many(self, requests: Sequence[Feeds]) -> list[Feeds]:
         """Queue all of ``requests`` at once, so they go through each loaded segment together."""
+        if len(requests) == 1:  # nothing to batch it with: run at once when the queue is idle
+            return [self.run(requests[0])]
         futures = [self._queue.submit(self.task, f, interactive=self.interactive) for f in requests]
         return [f.result() for f in futures]
 
