@@ -10,6 +10,7 @@ from typing import Any
 import paho.mqtt.client as paho
 import pytest
 from broker import AgentProcess, Collector, TestBroker, unique
+from tiny_build import TinyBuild, shared_tiny_build
 
 from edge_agent.config import Config
 
@@ -34,6 +35,12 @@ def _private_state_and_cache(
     monkeypatch.setenv("STATE_DIRECTORY", str(root / "state" / "edge-agent"))
     monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
     monkeypatch.setenv("KERAS_HOME", str(root / "keras"))  # TensorFlow's Keras writes keras.json there
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> TinyBuild:
+    """``build-model --tiny --seed 3``, once per test session (tests/tiny_build.py)."""
+    return shared_tiny_build(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
