@@ -107,11 +107,13 @@ class CustomIndex:
         """The similarity of one utterance to every example: the cosine of its embedding (unit
         length, as ``Model.run_intent_outputs`` gives it), mixed with the word-piece overlap of
         its token ``ids`` when the settings ask for it (``ids`` None: the embedding alone)."""
-        sims: FloatArray = self.vectors @ embedding
+        return self._mixed(self.vectors @ embedding, ids)
+
+    def _mixed(self, cosines: FloatArray, ids: IdsArray | None) -> FloatArray:
         if self.lexical is None or ids is None:
-            return sims
+            return cosines
         w = np.float32(self.settings.lexical_weight)
-        mixed: FloatArray = (1 - w) * sims + w * self.lexical.similarities(ids)
+        mixed: FloatArray = (1 - w) * cosines + w * self.lexical.similarities(ids)
         return mixed
 
     def _below_steal(self, cosines: FloatArray) -> bool:
@@ -171,7 +173,7 @@ class CustomIndex:
             # no custom confidence can beat it by the margin, and these are not the user's own
             # words: the common case of a clear built-in command, at the cost of one product
             return builtin
-        sims = self.similarities(embedding, ids)
+        sims = self._mixed(cosines, ids)
         if confident and float(sims.max()) < settings.steal:
             return builtin
         best, score = self._best_of(sims)
