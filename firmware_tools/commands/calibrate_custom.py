@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from edge_agent.errors import BundleError
-from edge_agent.runtime.signing import SIGNATURE_FILE
+from firmware_tools.commands import refuse_signed
 
 __all__ = ["register"]
 
@@ -35,12 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _run(args: argparse.Namespace) -> int:
     from firmware_tools.model.custom_calib import recalibrate_bundle
 
-    if (args.bundle / SIGNATURE_FILE).exists():
-        print(
-            f"edge-fw calibrate-custom: {args.bundle} is signed; calibrating changes its manifest, "
-            f"so calibrate an unsigned bundle and sign it afterwards",
-            file=sys.stderr,
-        )
+    if refuse_signed(args.bundle, "calibrate-custom", "calibrating", "calibrate"):
         return 2
     try:
         manifest = recalibrate_bundle(args.bundle, args.data_dir, args.seed)

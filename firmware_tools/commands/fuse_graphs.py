@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from edge_agent.errors import BundleError
-from edge_agent.runtime.signing import SIGNATURE_FILE
+from firmware_tools.commands import refuse_signed
 
 __all__ = ["register"]
 
@@ -26,12 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _run(args: argparse.Namespace) -> int:
     from firmware_tools.model.fuse import fuse_bundle
 
-    if (args.bundle / SIGNATURE_FILE).exists():
-        print(
-            f"edge-fw fuse-graphs: {args.bundle} is signed; fusing changes its manifest, so fuse "
-            f"an unsigned bundle and sign it afterwards",
-            file=sys.stderr,
-        )
+    if refuse_signed(args.bundle, "fuse-graphs", "fusing", "fuse"):
         return 2
     try:
         manifest = fuse_bundle(args.bundle)
