@@ -186,6 +186,19 @@ def test_missing_or_garbled_thermal_file_turns_the_check_off(tmp_path: Path) -> 
     assert sensor.read_c() is None  # off for good: logged once, never re-read
 
 
+def test_thermal_file_caught_mid_rewrite_keeps_the_last_reading(tmp_path: Path) -> None:
+    temp = tmp_path / "temp"
+    temp.write_text("91000\n")
+    sensor = ThermalSensor(temp, poll_s=0)
+    assert sensor.read_c() == 91.0
+    temp.write_text("")  # a writer truncated the file and has not written yet
+    with capture_logs() as logs:
+        assert sensor.read_c() == 91.0 and sensor.path == temp
+    assert _thermal_events(logs) == []
+    temp.write_text("67000\n")
+    assert sensor.read_c() == 67.0
+
+
 @pytest.fixture
 def all_levels() -> Iterator[None]:
     """Debug events reach ``capture_logs`` even after a test of this process configured the

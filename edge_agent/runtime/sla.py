@@ -230,7 +230,8 @@ class ThermalSensor:
     ``missing_is_normal``: the path is the built-in default, which a host without a thermal zone
     does not have; that file missing at the first read is a debug line. A warning is for a problem
     someone can act on: a configured path that is missing, a file that cannot be read or parsed,
-    or one that was read before and has gone."""
+    or one that was read before and has gone. An empty read after a good one is a file being
+    rewritten in place (truncate, then write): the last reading stands."""
 
     def __init__(
         self,
@@ -261,7 +262,10 @@ class ThermalSensor:
     def _read(self) -> float | None:
         assert self.path is not None
         try:
-            value = int(self.path.read_text(encoding="ascii").strip()) / 1000.0
+            text = self.path.read_text(encoding="ascii").strip()
+            if not text and self._ever_read:
+                return self.last_c  # caught between truncate and write: keep the last reading
+            value = int(text) / 1000.0
         except FileNotFoundError as exc:
             if self.missing_is_normal and not self._ever_read:
                 _log.debug("sla.thermal_off", path=str(self.path), reason="no thermal zone on this host")
