@@ -158,8 +158,9 @@ class Model:
             intent, slots = self.run_intents(ids)
             return IntentOutputs(intent, slots, None)
         intent, slots, emb = self._run_batch("intents", ids, (*INTENT_OUTPUTS, SENTENCE_OUTPUT))
-        norm = np.linalg.norm(emb, axis=-1, keepdims=True)
-        return IntentOutputs(intent, slots, (emb / np.maximum(norm, 1e-12)).astype(np.float32))
+        # unit rows (einsum, not linalg.norm: this runs on every transcript when custom intents are loaded)
+        norm = np.sqrt(np.einsum("ij,ij->i", emb, emb))[:, None]
+        return IntentOutputs(intent, slots, emb / np.maximum(norm, np.float32(1e-12)))
 
     def run_logs(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(severity_logits (B, S), category_logits (B, C), anomaly_logit (B,))."""
