@@ -2,14 +2,16 @@
 
 Usage::
 
-    .venv/bin/python bench/logs_categories.py [--labels bench/data/log_categories.tsv] [--no-model]
-        [--show N]
+    .venv/bin/python bench/logs_categories.py [--labels bench/data/log_categories.tsv]
+        [--data ../shared/eval/logs] [--no-model] [--show N]
 
 The sample: 252 lines, each labelled by hand with one of the categories of
 ``edge_agent/logs/labels.py`` (docs/logs.md says what each covers): 156 lines of the loghub 2k
 systems the model never trained on (one line per event of a seeded sample of templates of Apache,
-Hadoop, Linux, Mac, OpenSSH and Zookeeper) and 96 paraphrased lines of the kinds this machine's
-own logs hold (apt, dpkg, databases, brokers, dmesg). The lines of each source are fed in order to
+Hadoop, Linux, Mac, OpenSSH and Zookeeper), which the file names by line number (``@N``) and the
+bench reads from the evaluation data (``--data``, default ``../shared/eval/logs``: evaluation data
+is never kept in the repository), and 96 paraphrased lines of the kinds this machine's own logs
+hold (apt, dpkg, databases, brokers, dmesg). The lines of each source are fed in order to
 one source of a fresh ``LogService`` (the shipped bundle unless ``--no-model``), as ``edge-agent
 logs classify`` does. Printed: per hand label, how many lines and the share the service gave the
 same category (and where the others went); per source group; overall. Target (issue 29): >= 85 %.
@@ -26,15 +28,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logs_flags import load_model
+from logs_flags import DEFAULT_DATA, load_model
 
 from edge_agent.logs.labels import CATEGORIES
 
 DEFAULT_LABELS = Path(__file__).resolve().parent / "data" / "log_categories.tsv"
+CUT = 220  # characters of a loghub line the labels were written for
 
 
-def read_labels(path: Path) -> list[tuple[str, str, str]]:
-    """(source, category, line) rows; ``#`` lines are comments."""
+def read_labels(path: Path, data: Path) -> list[tuple[str, str, str]]:
+    """(source, category, line) rows; ``#`` lines are comments. A ``loghub/<System>`` row's
+    line ``@N`` is line N of ``data/<System>/<System>_2k.log``, cut at ``CUT`` characters."""
+    logs: dict[str, list[str]] = {}
+
+    def loghub_line(source: str, ref: str, number: int) -> str:
+        system = source.split("/", 1)[1]
+        if system not in logs:
+            file = data / system / f"{system}_2k.log"
+            if not file.is_file():
+                raise SystemExit(f"{path}:{number}: no {file}: pass --data (loghub 2k samples)")
+            logs[system] = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        return logs[system][int(ref[1:]) - 1][:CUT]
+
     rows = []
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not raw.strip() or raw.startswith("#"):
@@ -42,6 +57,8 @@ def read_labels(path: Path) -> list[tuple[str, str, str]]:
         source, category, line = raw.split("\t", 2)
         if category not in CATEGORIES:
             raise ValueError(f"{path}:{number}: unknown category {category!r}")
+        if source.startswith("loghub/") and line.startswith("@"):
+            line = loghub_line(source, line, number)
         rows.append((source, category, line))
     return rows
 
@@ -64,10 +81,11 @@ def predict(rows: list[tuple[str, str, str]], model: object | None) -> list[str]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="loghub 2k samples (../shared/eval/logs)")
     ap.add_argument("--no-model", action="store_true")
     ap.add_argument("--show", type=int, default=0, help="disagreements printed per hand label")
     args = ap.parse_args()
-    rows = read_labels(args.labels)
+    rows = read_labels(args.labels, args.data)
     predicted = predict(rows, load_model(args.no_model))
     per_label: dict[str, Counter[str]] = defaultdict(Counter)
     per_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
