@@ -133,6 +133,30 @@ class Probe:
         self.client.loop_stop()
 
 
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU ticks of process ``pid`` so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_quiet(pid: int, quiet_s: float = 1.0, timeout: float = 30.0) -> bool:
+    """Wait until process ``pid`` used no CPU for ``quiet_s`` (its inputs are all taken in).
+
+    The intents arrive on the main MQTT session; the log lines go over the agent's bulk session,
+    so all intents answered does not mean all log lines received, and a line still at the
+    broker when the agent is stopped is left there for its next session (not summarized here)."""
+    deadline = time.monotonic() + timeout
+    last, since = cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return True
+    return False
+
+
 def agent_config(port: int, state_dir: Path, bundle: Path | None = None) -> dict[str, Any]:
     """``configs/default.yaml`` with this bench's broker port and a fresh state directory (and the
     bundle, when one is given)."""
@@ -174,6 +198,7 @@ def run_service(args: argparse.Namespace) -> dict[str, Any]:
         result["online"] = proc_status(agent.pid)
         probe.publish(args.transcripts, args.log_lines, args.rate)
         result["all_intents"] = probe.wait(lambda: len(probe.intents) >= args.transcripts, 120)
+        wait_quiet(agent.pid)  # the log lines of the bulk session taken in too
         result["after_traffic"] = proc_status(agent.pid)
     finally:
         agent.terminate()  # SIGTERM: drain, close the log windows (summaries), exit
