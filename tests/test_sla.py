@@ -18,6 +18,7 @@ from edge_agent.config import parse
 from edge_agent.errors import ConfigError
 from edge_agent.runtime.sla import (
     DEFAULT_THERMAL,
+    EMPTY_GRACE_S,
     LADDERS,
     NORMAL,
     RULES_ONLY,
@@ -197,6 +198,23 @@ def test_thermal_file_caught_mid_rewrite_keeps_the_last_reading(tmp_path: Path) 
     assert _thermal_events(logs) == []
     temp.write_text("67000\n")
     assert sensor.read_c() == 67.0
+
+
+def test_thermal_file_left_empty_turns_the_check_off_after_the_grace(tmp_path: Path) -> None:
+    temp = tmp_path / "temp"
+    temp.write_text("91000\n")
+    clock = Clock()
+    sensor = ThermalSensor(temp, poll_s=0, clock=clock)
+    assert sensor.read_c() == 91.0
+    temp.write_text("")
+    assert sensor.read_c() == 91.0
+    clock.now = EMPTY_GRACE_S - 0.1
+    assert sensor.read_c() == 91.0
+    clock.now = EMPTY_GRACE_S  # the writer never came back: a stale reading must not stand
+    with capture_logs() as logs:
+        assert sensor.read_c() is None and sensor.path is None
+    [(level, reason)] = _thermal_events(logs)
+    assert level == "warning" and "invalid literal" in reason
 
 
 @pytest.fixture

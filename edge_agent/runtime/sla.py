@@ -34,6 +34,7 @@ from edge_agent.records.sla import DEGRADED, LADDERS, NORMAL, RULES_ONLY, SHORT_
 
 __all__ = [
     "DEGRADED",
+    "EMPTY_GRACE_S",
     "LADDERS",
     "NORMAL",
     "RULES_ONLY",
@@ -51,6 +52,7 @@ __all__ = [
 _log = structlog.get_logger("edge_agent.sla")
 
 DEFAULT_THERMAL = Path("/sys/class/thermal/thermal_zone0/temp")
+EMPTY_GRACE_S = 5.0  # how long an empty thermal file may keep the last reading (ThermalSensor)
 _KEPT_SWITCHES = 16
 
 
@@ -231,7 +233,8 @@ class ThermalSensor:
     does not have; that file missing at the first read is a debug line. A warning is for a problem
     someone can act on: a configured path that is missing, a file that cannot be read or parsed,
     or one that was read before and has gone. An empty read after a good one is a file being
-    rewritten in place (truncate, then write): the last reading stands."""
+    rewritten in place (truncate, then write): the last reading stands, for ``EMPTY_GRACE_S`` at
+    most; a file empty that long cannot be parsed (a warning, the check off)."""
 
     def __init__(
         self,
@@ -247,6 +250,7 @@ class ThermalSensor:
         self.last_c: float | None = None
         self._read_at = -math.inf
         self._ever_read = False
+        self._empty_since: float | None = None  # when the file was first found empty (mid-rewrite)
         if path is None:
             _log.info("sla.thermal_off", reason="sla.thermal_path is null")
 
@@ -263,7 +267,7 @@ class ThermalSensor:
         assert self.path is not None
         try:
             text = self.path.read_text(encoding="ascii").strip()
-            if not text and self._ever_read:
+            if not text and self._ever_read and not self._empty_too_long():
                 return self.last_c  # caught between truncate and write: keep the last reading
             value = int(text) / 1000.0
         except FileNotFoundError as exc:
@@ -277,7 +281,16 @@ class ThermalSensor:
             self._off(f"cannot read a temperature: {exc}")
             return None
         self._ever_read = True
+        self._empty_since = None
         return value
+
+    def _empty_too_long(self) -> bool:
+        """Whether the file has been empty for ``EMPTY_GRACE_S`` (a writer that stopped half way:
+        a temperature kept longer than that would be stale)."""
+        now = self.clock()
+        if self._empty_since is None:
+            self._empty_since = now
+        return now - self._empty_since >= EMPTY_GRACE_S
 
     def _off(self, reason: str) -> None:
         assert self.path is not None
