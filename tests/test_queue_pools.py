@@ -148,3 +148,54 @@ def test_log_work_yields_from_a_transcripts_admission_to_its_result() -> None:
     short.pace()
     assert 0.15 <= time.monotonic() - started < 3.0
     short.leave()
+
+
+def _waiting(queue: LaneQueue[str], key: tuple[int | None, int | None]) -> int:
+    """Getters of one priority range blocked in ``get`` and not yet woken (CPython's Condition)."""
+    cond = queue._getters.get(key)
+    return 0 if cond is None else len(cond._waiters)  # type: ignore[attr-defined]
+
+
+def test_a_transcript_wakes_the_transcript_worker_and_not_a_log_worker() -> None:
+    queue: LaneQueue[str] = LaneQueue(8)
+    queue.add_lane("transcript", 0)
+    queue.add_lane("logs", 10)
+    got: dict[str, object] = {}
+
+    def worker(name: str, **limits: int) -> None:
+        got[name] = queue.get(timeout=3, **limits)
+
+    logs = threading.Thread(target=worker, args=("logs",), kwargs={"min_priority": 1}, daemon=True)
+    talk = threading.Thread(target=worker, args=("talk",), kwargs={"max_priority": 0}, daemon=True)
+    logs.start()
+    talk.start()
+    deadline = time.monotonic() + 2
+    while (_waiting(queue, (None, 1)), _waiting(queue, (0, None))) != (1, 1):
+        assert time.monotonic() < deadline, "the two workers never waited"
+        time.sleep(0.005)
+    queue.put("transcript", "t1")
+    # notify takes a woken waiter off its list at once: the transcript worker's list is empty,
+    # the log worker still waits, unwoken (it would find nothing to take)
+    assert _waiting(queue, (0, None)) == 0
+    assert _waiting(queue, (None, 1)) == 1
+    talk.join(2)
+    assert got["talk"] == ("transcript", "t1")
+    queue.put("logs", "l1")
+    logs.join(2)
+    assert got["logs"] == ("logs", "l1")
+
+
+def test_a_log_batch_that_waits_to_fill_stops_early_for_a_transcript() -> None:
+    queue: LaneQueue[str] = LaneQueue(8)
+    queue.add_lane("transcript", 0)
+    queue.add_lane("logs", 10)
+    queue.put("logs", "l1")
+    assert queue.get(timeout=1, min_priority=1) == ("logs", "l1")
+    took: list[list[str]] = []
+    started = time.monotonic()
+    filler = threading.Thread(target=lambda: took.append(queue.take_more("logs", 8, 5.0)), daemon=True)
+    filler.start()
+    time.sleep(0.1)
+    queue.put("transcript", "t1")  # more urgent work: the batch stops waiting
+    filler.join(2)
+    assert took == [[]] and time.monotonic() - started < 2

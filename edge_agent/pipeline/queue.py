@@ -7,6 +7,11 @@ only while no higher-priority item is waiting. ``put`` blocks when the queue is 
 
 Lanes may be put in separate pools, each bounded by ``capacity`` on its own: inputs of the bulk
 MQTT session (log lines) then never make a transcript's ``put`` wait.
+
+A ``put`` wakes only a waiter that can take the item: a worker whose priority range holds the
+lane, or a ``take_more`` of that lane or of a less urgent one. With a worker reserved for
+transcripts beside the log workers, a transcript then costs no wake-up of a log worker that would
+find nothing to do (on one core, that wake-up can run first and delay the transcript).
 """
 
 from __future__ import annotations
@@ -37,14 +42,18 @@ class LaneQueue(Generic[T]):
         self._order: list[str] = []
         self._size = 0
         self._closed = False
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._space = threading.Condition(self._lock)  # puts waiting for room in their pool
+        # getters by priority range (max_priority, min_priority), take_more callers by lane
+        self._getters: dict[tuple[int | None, int | None], threading.Condition] = {}
+        self._takers: dict[str, threading.Condition] = {}
         self.backpressure_waits = 0
         self.backpressure_s = 0.0
         self.high_water = 0
 
     def add_lane(self, lane: str, priority: int, pool: str = "") -> None:
         """A lane served by ``priority`` (lowest first), bounded together with the lanes of ``pool``."""
-        with self._cond:
+        with self._lock:
             self._lanes.setdefault(lane, deque())
             self._priority[lane] = priority
             self._pool_of[lane] = pool
@@ -52,18 +61,18 @@ class LaneQueue(Generic[T]):
             self._order = sorted(self._lanes, key=lambda name: self._priority[name])
 
     def __len__(self) -> int:
-        with self._cond:
+        with self._lock:
             return self._size
 
     def put(self, lane: str, item: T) -> None:
         """Append to ``lane``; blocks while its pool is full (counted as backpressure)."""
         pool = self._pool_of[lane]
-        with self._cond:
+        with self._lock:
             if self._pools[pool] >= self.capacity and not self._closed:
                 self.backpressure_waits += 1
                 started = time.perf_counter()
                 while self._pools[pool] >= self.capacity and not self._closed:
-                    self._cond.wait(0.5)
+                    self._space.wait(0.5)
                 self.backpressure_s += time.perf_counter() - started
             if self._closed:
                 raise QueueClosed("queue closed")
@@ -71,7 +80,20 @@ class LaneQueue(Generic[T]):
             self._pools[pool] += 1
             self._size += 1
             self.high_water = max(self.high_water, self._size)
-            self._cond.notify_all()
+            self._wake_for(lane)
+
+    def _wake_for(self, lane: str) -> None:
+        """Wake one getter that may take an item of ``lane``, and the ``take_more`` callers it
+        concerns: of that lane, or of a less urgent one (they stop early). Caller holds the lock."""
+        priority = self._priority[lane]
+        for (max_priority, min_priority), cond in self._getters.items():
+            if (max_priority is None or priority <= max_priority) and (
+                min_priority is None or priority >= min_priority
+            ):
+                cond.notify()
+        for name, cond in self._takers.items():
+            if name == lane or self._priority[name] > priority:
+                cond.notify_all()
 
     def get(
         self, timeout: float, max_priority: int | None = None, min_priority: int | None = None
@@ -80,7 +102,11 @@ class LaneQueue(Generic[T]):
         whose priority number lies within ``min_priority``..``max_priority`` (when given): a
         worker reserved for interactive lanes, and the others that leave those lanes to it."""
         deadline = time.monotonic() + timeout
-        with self._cond:
+        with self._lock:
+            key = (max_priority, min_priority)
+            cond = self._getters.get(key)
+            if cond is None:
+                cond = self._getters[key] = threading.Condition(self._lock)
             while True:
                 for lane in self._order:
                     priority = self._priority[lane]
@@ -92,19 +118,19 @@ class LaneQueue(Generic[T]):
                     if items:
                         self._size -= 1
                         self._pools[self._pool_of[lane]] -= 1
-                        self._cond.notify_all()
+                        self._space.notify_all()
                         return lane, items.popleft()
                 left = deadline - time.monotonic()
                 if left <= 0 or self._closed:
                     return None
-                self._cond.wait(left)
+                cond.wait(left)
 
     def take_more(self, lane: str, limit: int, wait_s: float) -> list[T]:
         """Up to ``limit`` more items of ``lane``; waits up to ``wait_s`` for them to arrive,
         but returns early when a more urgent lane has work."""
         out: list[T] = []
         deadline = time.monotonic() + wait_s
-        with self._cond:
+        with self._lock:
             items = self._lanes[lane]
             while len(out) < limit:
                 while items and len(out) < limit:
@@ -116,9 +142,12 @@ class LaneQueue(Generic[T]):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                self._cond.wait(left)
+                cond = self._takers.get(lane)
+                if cond is None:
+                    cond = self._takers[lane] = threading.Condition(self._lock)
+                cond.wait(left)
             if out:
-                self._cond.notify_all()
+                self._space.notify_all()
         return out
 
     def _urgent_than(self, lane: str) -> bool:
@@ -126,10 +155,11 @@ class LaneQueue(Generic[T]):
         return any(self._lanes[name] for name in self._order if self._priority[name] < mine)
 
     def depths(self) -> dict[str, int]:
-        with self._cond:
+        with self._lock:
             return {name: len(items) for name, items in self._lanes.items()}
 
     def close(self) -> None:
-        with self._cond:
+        with self._lock:
             self._closed = True
-            self._cond.notify_all()
+            for cond in (self._space, *self._getters.values(), *self._takers.values()):
+                cond.notify_all()
