@@ -150,11 +150,14 @@ def test_decode_spans_bio_rules() -> None:
     text = "turn on kitchen ceiling light in living room"
     words = [(0, 4), (5, 7), (8, 15), (16, 23), (24, 29), (30, 32), (33, 39), (40, 44)]
     seq = ["O", "O", "B-name", "I-name", "I-name", "O", "I-area", "I-area"]  # I- without B- starts a span
-    probs = np.zeros((len(words), len(tags)), np.float32)
+    # logits (as the slot head writes them): each token's tag at ln 36 against 0 for the other four,
+    # i.e. a softmax probability of 36 / (36 + 4) = 0.9; two more rows for padding, never read
+    logits = np.zeros((len(words) + 2, len(tags)), np.float32)
     for i, t in enumerate(seq):
-        probs[i, tags.index(t)] = 0.9
+        logits[i, tags.index(t)] = np.log(36.0)
+    logits[len(words) :, tags.index("B-area")] = 50.0
     enc = Encoded(np.ones(len(words), np.int32), words, False)
-    spans = decode_spans(enc, probs, tags)
+    spans = decode_spans(enc, logits, tags)
     assert [(text[s.start : s.end], s.slot) for s in spans] == [
         ("kitchen ceiling light", "name"),
         ("living room", "area"),

@@ -104,16 +104,15 @@ class IntentRecognizer:
                 outputs.embedding,
             )
         probs = softmax(intent_logits, self.temperature)
-        tag_probs = softmax(slot_logits)
         results = []
         for i, (text, enc) in enumerate(zip(texts, encoded, strict=True)):
-            result = self._result(text, enc, probs[i], tag_probs[i], context_area)
+            result = self._result(text, enc, probs[i], slot_logits[i], context_area)
             if custom is not None and embeddings is not None:
                 result = custom.resolve(
                     text,
                     embeddings[i],
                     result,
-                    self._taught(text, enc, tag_probs[i], context_area),
+                    self._taught(text, enc, slot_logits[i], context_area),
                     self.home,
                     context_area,
                     enc.ids,
@@ -122,12 +121,12 @@ class IntentRecognizer:
         return results
 
     def _taught(
-        self, text: str, enc: Encoded, tag_probs: npt.NDArray[np.float32], context_area: str | None
+        self, text: str, enc: Encoded, slot_logits: npt.NDArray[np.float32], context_area: str | None
     ) -> Any:
         """The result for an intent chosen by its custom examples, slots by the built-in path."""
 
         def result(intent: str, conf: float) -> IntentResult:
-            return self._slotted(text, enc, tag_probs, intent, conf, context_area, None)
+            return self._slotted(text, enc, slot_logits, intent, conf, context_area, None)
 
         return result
 
@@ -136,7 +135,7 @@ class IntentRecognizer:
         text: str,
         enc: Encoded,
         probs: npt.NDArray[np.float32],
-        tag_probs: npt.NDArray[np.float32],
+        slot_logits: npt.NDArray[np.float32],
         context_area: str | None,
     ) -> IntentResult:
         best = int(probs.argmax())
@@ -152,13 +151,13 @@ class IntentRecognizer:
                     text, None, conf if best == self.oos_index else 1.0 - conf, {}, enc.truncated
                 )
             best, conf = rescued, float(probs[rescued])
-        return self._slotted(text, enc, tag_probs, self.intents[best], conf, context_area, probs)
+        return self._slotted(text, enc, slot_logits, self.intents[best], conf, context_area, probs)
 
     def _slotted(
         self,
         text: str,
         enc: Encoded,
-        tag_probs: npt.NDArray[np.float32],
+        slot_logits: npt.NDArray[np.float32],
         intent: str,
         conf: float,
         context_area: str | None,
@@ -166,7 +165,7 @@ class IntentRecognizer:
     ) -> IntentResult:
         """``intent`` with its slots from the tagger's spans (``probs``: the intent distribution,
         None for an intent not chosen by the intent head)."""
-        spans = decode_spans(enc, tag_probs, self.tags)
+        spans = decode_spans(enc, slot_logits, self.tags)
         slots = build_slots(text, intent, spans, self.home, context_area, self.slot_repair)
         refined = refine_intent(intent, slots, self.home)
         if refined != intent and refined in self.intents:  # "start Robbie" when Robbie is a vacuum
@@ -195,13 +194,19 @@ class IntentRecognizer:
 RESCUE_MIN_P = 0.05
 
 
-def decode_spans(enc: Encoded, tag_probs: npt.NDArray[np.float32], tags: Sequence[str]) -> list[Span]:
-    """BIO tags of the real tokens -> character spans; an I- that does not continue starts a span."""
+def decode_spans(enc: Encoded, slot_logits: npt.NDArray[np.float32], tags: Sequence[str]) -> list[Span]:
+    """BIO tags of the real tokens -> character spans; an I- that does not continue starts a span.
+
+    Each token's tag is its most likely one, with that tag's softmax probability as confidence;
+    only the real tokens are computed (a rejected request computes none)."""
     spans: list[Span] = []
     current: list[Any] | None = None  # [start, end, slot, [confidences]]
-    rows = tag_probs[: len(enc.offsets)]
-    best = rows.argmax(axis=-1).tolist()
-    top = rows.max(axis=-1).tolist()
+    rows = np.asarray(slot_logits[: len(enc.offsets)], dtype=np.float32)
+    best_index = rows.argmax(axis=-1)
+    best = best_index.tolist()
+    # the best tag's probability: exp(0) over the sum of exp(logit - best logit)
+    peak = np.take_along_axis(rows, best_index[:, None], axis=-1)
+    top = (1.0 / np.exp(rows - peak).sum(axis=-1)).tolist()
     for i, (start, end) in enumerate(enc.offsets):
         if end <= start:
             continue  # a bare word-boundary piece carries no text
