@@ -10,8 +10,8 @@ MQTT session (log lines) then never make a transcript's ``put`` wait.
 
 A ``put`` wakes only a waiter that can take the item: a worker whose priority range holds the
 lane, or a ``take_more`` of that lane or of a less urgent one. With a worker reserved for
-transcripts beside the log workers, a transcript then costs no wake-up of a log worker that would
-find nothing to do (on one core, that wake-up can run first and delay the transcript).
+transcripts beside the log workers, a transcript wakes no log worker that would find nothing to
+do, and a log line does not wake the transcript worker.
 """
 
 from __future__ import annotations
