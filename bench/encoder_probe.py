@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/encoder_probe.py [--encoders minilm mpnet both] [--mpnet-dir DIR]
         [--data-dir ../shared/data] [--generated 8000] [--per-source 5000] [--seed 7]
+        [--ha-tests ../shared/eval/intents/ha_tests_en.jsonl]
 
 Issue 31 asks to compare encoders cheaply before fine-tuning one: frozen sentence embeddings and a
 linear head, scored on the cross-source figure. For each encoder this embeds (mean-pooled, unit
@@ -21,11 +22,16 @@ out of scope, out-of-scope requests rejected; then the mean and worst in-scope a
 build's targets: mean >= 88%, worst >= 80%, false rejection <= 6%). ``both`` concatenates the two
 embeddings. The all-mpnet-base-v2 folder: ``bench/_mpnet.py``. Source: the held-out splits of
 sources the probe did not train on; the generator is written here, so it is not left out.
+
+``--ha-tests FILE``: also fits the head on every training row and prints its intent accuracy on
+Home Assistant's English test sentences (a guard: what a frozen teacher alone would give there,
+against the shipped student's figure in ``bench/intents_dev.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -110,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generated", type=int, default=8000, help="generated training rows")
     ap.add_argument("--per-source", type=int, default=5000, help="training rows of each real source at most")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--ha-tests", type=Path, help="HA's test sentences (jsonl: text, intent): a guard line")
     args = ap.parse_args(argv)
 
     rng = random.Random(args.seed)
@@ -124,7 +131,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "snips": [e for e in dev if e.origin.startswith("snips")],
         "sgd": load_sgd(args.data_dir, "test"),
     }
-    texts = sorted({e.text for rows in (*train_rows.values(), *test_rows.values()) for e in rows})
+    ha: list[tuple[str, int]] = []
+    if args.ha_tests is not None:
+        for line in args.ha_tests.read_text(encoding="utf-8").splitlines():
+            case = json.loads(line)
+            if case.get("intent") in INTENT_LABELS:  # the intents we serve
+                ha.append((case["text"], INTENT_LABELS.index(case["intent"])))
+    texts = sorted(
+        {e.text for rows in (*train_rows.values(), *test_rows.values()) for e in rows} | {t for t, _ in ha}
+    )
     print(
         f"{len(texts)} texts: training rows "
         + ", ".join(f"{k} {len(v)}" for k, v in train_rows.items())
@@ -133,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     vectors: dict[str, dict[str, np.ndarray]] = {}
-    needed = {part for e in args.encoders for part in (("minilm", "mpnet") if e == "both" else (e,))}
+    needed = {part for e in args.encoders for part in _parts(e)}
     for name in sorted(needed):
         started = time.perf_counter()
         embed = minilm() if name == "minilm" else mpnet(args.mpnet_dir)
@@ -142,8 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: {matrix.shape[1]} wide, {len(texts)} texts in {time.perf_counter() - started:.0f} s")
 
     def features(encoder: str, rows: Sequence[object]) -> np.ndarray:
-        parts = ("minilm", "mpnet") if encoder == "both" else (encoder,)
-        cols = [np.stack([vectors[p][r.text] for r in rows]) for p in parts]  # type: ignore[attr-defined]
+        cols = [np.stack([vectors[p][r.text] for r in rows]) for p in _parts(encoder)]  # type: ignore[attr-defined]
         x = np.hstack(cols)
         return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
@@ -166,7 +180,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mean in scope {100 * np.mean(accs):.2f}%, worst {100 * min(accs):.2f}%, "
             f"mean falsely rejected {100 * np.mean(rejs):.2f}% (targets: 88%, 80%, 6%)"
         )
+        if ha:
+            rows = [r for v in train_rows.values() for r in v]
+            w = fit(features(encoder, rows), np.array([label_index(r.intent) for r in rows]))
+            x = np.stack([np.hstack([vectors[p][t] for p in _parts(encoder)]) for t, _ in ha])
+            pred = predict(w, x / np.linalg.norm(x, axis=1, keepdims=True))
+            gold = np.array([g for _, g in ha])
+            right, rejected = float((pred == gold).mean()), float((pred == OOS).mean())
+            print(
+                f"HA test sentences (guard), head fitted on every training row: intent "
+                f"{100 * right:.2f}% of {len(ha)}, rejected {100 * rejected:.2f}%"
+            )
     return 0
+
+
+def _parts(encoder: str) -> tuple[str, ...]:
+    return ("minilm", "mpnet") if encoder == "both" else (encoder,)
 
 
 if __name__ == "__main__":
