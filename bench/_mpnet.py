@@ -18,10 +18,8 @@ Nothing here is used by the agent or the build.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,22 +27,6 @@ from typing import Any
 import numpy as np
 
 _HEADS, _WIDTH, _LAYERS, _PAD = 12, 768, 12, 1
-_DTYPES = {"F32": np.float32, "I64": np.int64}
-
-
-def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """Every tensor of a .safetensors file (an 8-byte header length, a JSON header, the data)."""
-    raw = path.read_bytes()
-    size = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8 : 8 + size])
-    data = memoryview(raw)[8 + size :]
-    out = {}
-    for name, spec in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = spec["data_offsets"]
-        out[name] = np.frombuffer(data[begin:end], dtype=_DTYPES[spec["dtype"]]).reshape(spec["shape"])
-    return out
 
 
 def relative_buckets(length: int, buckets: int = 32, max_distance: int = 128) -> np.ndarray:
@@ -69,8 +51,10 @@ class MPNetEmbedder:
         import tensorflow as tf
         from tokenizers import Tokenizer
 
+        from firmware_tools.model.pretrained import read_safetensors
+
         self.tf = tf
-        w = read_safetensors(folder / "model.safetensors")
+        w = read_safetensors((folder / "model.safetensors").read_bytes())
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_len)
         self.tokenizer.no_padding()  # the file pads to 128; batches are padded here, by length

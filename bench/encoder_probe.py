@@ -46,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from firmware_tools.data.intents import generate  # noqa: E402
+from firmware_tools.data.intents import IntentExample, generate  # noqa: E402
 from firmware_tools.data.real import load_real  # noqa: E402
 from firmware_tools.data.sgd import load_sgd  # noqa: E402
 from firmware_tools.model.dataset import INTENT_LABELS  # noqa: E402
@@ -156,10 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         vectors[name] = dict(zip(texts, matrix, strict=True))
         print(f"{name}: {matrix.shape[1]} wide, {len(texts)} texts in {time.perf_counter() - started:.0f} s")
 
-    def features(encoder: str, rows: Sequence[object]) -> np.ndarray:
-        cols = [np.stack([vectors[p][r.text] for r in rows]) for p in _parts(encoder)]  # type: ignore[attr-defined]
-        x = np.hstack(cols)
+    def features(encoder: str, texts: Sequence[str]) -> np.ndarray:
+        x = np.hstack([np.stack([vectors[p][t] for t in texts]) for p in _parts(encoder)])
         return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+    def fit_rows(encoder: str, rows: Sequence[IntentExample]) -> np.ndarray:
+        return fit(features(encoder, [r.text for r in rows]), np.array([label_index(r.intent) for r in rows]))
 
     for encoder in args.encoders:
         print(f"\n== {encoder}")
@@ -168,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         accs, rejs = [], []
         for source in SOURCES:
             rows = [r for k, v in train_rows.items() if k != source for r in v]
-            w = fit(features(encoder, rows), np.array([label_index(r.intent) for r in rows]))
+            w = fit_rows(encoder, rows)
             gold = np.array([label_index(r.intent) for r in test_rows[source]])
-            pred = predict(w, features(encoder, test_rows[source]))
+            pred = predict(w, features(encoder, [r.text for r in test_rows[source]]))
             acc, false_rej, oos_rej, n_in, n_oos = scores(pred, gold)
             accs.append(acc)
             rejs.append(false_rej)
@@ -181,10 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mean falsely rejected {100 * np.mean(rejs):.2f}% (targets: 88%, 80%, 6%)"
         )
         if ha:
-            rows = [r for v in train_rows.values() for r in v]
-            w = fit(features(encoder, rows), np.array([label_index(r.intent) for r in rows]))
-            x = np.stack([np.hstack([vectors[p][t] for p in _parts(encoder)]) for t, _ in ha])
-            pred = predict(w, x / np.linalg.norm(x, axis=1, keepdims=True))
+            w = fit_rows(encoder, [r for v in train_rows.values() for r in v])
+            pred = predict(w, features(encoder, [t for t, _ in ha]))
             gold = np.array([g for _, g in ha])
             right, rejected = float((pred == gold).mean()), float((pred == OOS).mean())
             print(
