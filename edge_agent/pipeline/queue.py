@@ -24,6 +24,7 @@ from typing import Generic, TypeVar
 __all__ = ["LaneQueue", "QueueClosed"]
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 class QueueClosed(Exception):
@@ -103,10 +104,7 @@ class LaneQueue(Generic[T]):
         worker reserved for interactive lanes, and the others that leave those lanes to it."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            key = (max_priority, min_priority)
-            cond = self._getters.get(key)
-            if cond is None:
-                cond = self._getters[key] = threading.Condition(self._lock)
+            cond = self._condition(self._getters, (max_priority, min_priority))
             while True:
                 for lane in self._order:
                     priority = self._priority[lane]
@@ -142,13 +140,18 @@ class LaneQueue(Generic[T]):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                cond = self._takers.get(lane)
-                if cond is None:
-                    cond = self._takers[lane] = threading.Condition(self._lock)
-                cond.wait(left)
+                self._condition(self._takers, lane).wait(left)
             if out:
                 self._space.notify_all()
         return out
+
+    def _condition(self, table: dict[K, threading.Condition], key: K) -> threading.Condition:
+        """The condition that waiters of ``key`` wait on (made at its first waiter). Caller holds
+        the lock."""
+        cond = table.get(key)
+        if cond is None:
+            cond = table[key] = threading.Condition(self._lock)
+        return cond
 
     def _urgent_than(self, lane: str) -> bool:
         mine = self._priority[lane]
