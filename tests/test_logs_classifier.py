@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 
 from edge_agent.logs.classifier import HEADS, severity_rank, trusted_heads
@@ -159,3 +161,39 @@ def test_an_unsure_category_is_reported_as_other() -> None:
     assert pick_label(labels, torn, "other", CATEGORY_MIN_P) == "other"
     assert pick_label(labels, torn, "other") == "storage"  # without a floor: the most likely
     assert pick_label(labels[:3], [0.0, 0.0, 0.0, 9.0], "other") == "other"  # beyond the labels
+
+
+class _AlarmedModel:
+    """The real model with its severity head turned to read every line as critical: what the
+    service does with a severity that only the model gives."""
+
+    def __init__(self, model: Model) -> None:
+        self.model, self.tokenizer, self.labels = model, model.tokenizer, model.labels
+
+    def run_logs(self, ids: Any) -> tuple[Any, Any, Any]:
+        sev, cat, anom = self.model.run_logs(ids)
+        sev = np.zeros_like(np.asarray(sev))
+        sev[:, list(self.labels.get("severity", SEVERITIES)).index("critical")] = 9.0
+        return sev, cat, anom
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # no level, no words of trouble, no parameter rule: the model alone makes a warning at most
+        ("kernel: [    0.000000] Booting the kernel on a virtual machine host", "warning"),
+        ("Feb  3 04:00:01 gw gatewayd[7]: registered handler for bus 2", "warning"),
+        # words of trouble let the model's critical stand
+        ("Feb  3 04:00:01 gw gatewayd[7]: poll cycle failed on bus 2", "critical"),
+        # a stated level wins
+        ("2026-02-03 04:00:01 INFO gatewayd: registered handler for bus 2", "info"),
+        ("2026-02-03 04:00:01 ERROR gatewayd: registered handler for bus 2", "error"),
+    ],
+)
+def test_error_and_critical_need_more_than_the_model(model: Model, line: str, expected: str) -> None:
+    svc = LogService(model=_AlarmedModel(model))  # type: ignore[arg-type]
+    svc.classifier.swap_model(_AlarmedModel(model), HEADS)  # type: ignore[arg-type]
+    (base,) = svc.classifier.template_labels([(0, line, line)])
+    assert base.severity == "critical"  # the model's own verdict, before the service weighs it
+    (label,) = _labels(svc, [line])
+    assert label.severity == expected

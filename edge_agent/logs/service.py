@@ -40,6 +40,17 @@ __all__ = ["LineResult", "LogService", "Outgoing", "RawLine"]
 _log = structlog.get_logger(__name__)
 _MAX_ALERT_KEYS = 10_000
 _MAX_WORD_CACHE = 20_000
+_SEVERE = frozenset({"error", "critical"})
+
+
+def _model_alone(label: LogLabel) -> LogLabel:
+    """The label of a line that states no level, whose parameters trip no rule and whose words
+    say warning at most: the model alone may make it a warning, not an error. Error and critical
+    need the line's level, its words or a parameter rule to say so (the model, trained on
+    generated lines, reads unfamiliar routine lines such as boot inventory as severe)."""
+    if label.severity not in _SEVERE:
+        return label
+    return LogLabel("warning", label.category, label.anomaly, label.score)
 
 
 def _line_time(parsed: ParsedLine, now: float | None) -> float | None:
@@ -218,6 +229,8 @@ class LogService:
             # a parameter rule's severity, else the level the line states, else its words
             words = self._trouble(m)
             trouble = param if param is not None else p.level if p.level is not None else words
+            if param is None and p.level is None and words not in _SEVERE:
+                line_label = _model_alone(line_label)
             label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble, words)
             if (label.anomaly or words is not None) and self._input_fault_words(m):
                 label = self._input_fault(source, p, m, label)
