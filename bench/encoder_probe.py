@@ -20,7 +20,7 @@ regression (L2, full batch) on the other rows and scores the left-out source's h
 Printed per encoder and source at the argmax: in-scope accuracy, in-scope requests rejected as
 out of scope, out-of-scope requests rejected; then the mean and worst in-scope accuracy (the
 build's targets: mean >= 88%, worst >= 80%, false rejection <= 6%). ``both`` concatenates the two
-embeddings. The all-mpnet-base-v2 folder: ``bench/_mpnet.py``. Source: the held-out splits of
+embeddings. The all-mpnet-base-v2 folder: ``firmware_tools/model/mpnet.py``. Source: the held-out splits of
 sources the probe did not train on; the generator is written here, so it is not left out.
 
 ``--ha-tests FILE``: also fits the head on every training row and prints its intent accuracy on
@@ -50,6 +50,7 @@ from firmware_tools.data.intents import IntentExample, generate  # noqa: E402
 from firmware_tools.data.real import load_real  # noqa: E402
 from firmware_tools.data.sgd import load_sgd  # noqa: E402
 from firmware_tools.model.dataset import INTENT_LABELS  # noqa: E402
+from firmware_tools.model.linear import fit_softmax, softmax_logits  # noqa: E402
 
 OOS = len(INTENT_LABELS) - 1
 SOURCES = ("clinc", "snips", "sgd")
@@ -70,33 +71,19 @@ def minilm() -> Embed:
 
 def mpnet(folder: Path | None) -> Embed:
     if folder is None or not (folder / "model.safetensors").is_file():
-        raise SystemExit("--encoders mpnet/both need --mpnet-dir: the unpacked folder (bench/_mpnet.py)")
-    from bench._mpnet import MPNetEmbedder
+        raise SystemExit("--encoders mpnet/both need --mpnet-dir: the unpacked folder (model/mpnet.py)")
+    from firmware_tools.model.mpnet import MPNetEmbedder
 
     return MPNetEmbedder(folder)
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-4, steps: int = 400, lr: float = 0.5) -> np.ndarray:
-    """Softmax regression weights (D + 1, C) by Adam on the full batch (unit features, bias last)."""
-    x = np.hstack([x, np.ones((len(x), 1), np.float32)])
-    w = np.zeros((x.shape[1], len(INTENT_LABELS)), np.float32)
-    onehot = np.eye(len(INTENT_LABELS), dtype=np.float32)[y]
-    m = np.zeros_like(w)
-    v = np.zeros_like(w)
-    for t in range(1, steps + 1):
-        z = x @ w
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        grad = x.T @ (p - onehot) / len(x) + l2 * w
-        m = 0.9 * m + 0.1 * grad
-        v = 0.999 * v + 0.001 * grad * grad
-        w -= lr * 0.1 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
-    return w
+def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Softmax regression weights (D + 1, C) (``firmware_tools.model.linear``)."""
+    return fit_softmax(x, y, len(INTENT_LABELS))
 
 
 def predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return np.argmax(np.hstack([x, np.ones((len(x), 1), np.float32)]) @ w, axis=1)
+    return np.argmax(softmax_logits(w, x), axis=1)
 
 
 def scores(pred: np.ndarray, gold: np.ndarray) -> tuple[float, float, float, int, int]:

@@ -91,6 +91,9 @@ class BuildPlan:
     # choose the temperature and out-of-scope bar on students trained without one source and
     # scored on it (cross_source.py), instead of on the calibration split (needs --data-dir)
     cross_source: bool = False
+    # share of the intent head's soft labels taken from the second teacher, a linear head on frozen
+    # all-mpnet-base-v2 embeddings (build(mpnet_dir=...)); the rest from the fine-tuned teacher
+    mpnet_weight: float = 0.5
     # XLA-compile the students' training step (keras' jit_compile "auto"); the tiny build's few
     # steps do not pay back the compilation (about 20 s of its student stage on 2 cores)
     student_jit: bool | str = "auto"
@@ -164,6 +167,7 @@ def build(
     work: Path | None = None,
     redo: Sequence[str] = (),
     cross_source: bool = True,
+    mpnet_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -174,6 +178,9 @@ def build(
     run again alone: an existing output is reused unless its stage is named in ``redo``.
     ``cross_source=False`` leaves out the plan's cross-source folds (two more students, about 40
     minutes of the full build): the calibration is then chosen on the calibration split.
+    ``mpnet_dir`` (an unpacked all-mpnet-base-v2 folder, ``mpnet.py``) adds a second teacher for
+    the intent head: a linear head on its frozen sentence embeddings, fitted on the rows with gold
+    labels, whose probabilities are mixed into the teacher's (``BuildPlan.mpnet_weight``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -185,7 +192,7 @@ def build(
         stage = tmp / "bundle"
         stage.mkdir()
         cache = _StageCache(work or tmp / "work", redo, log)
-        manifest = _build_into(stage, plan, seed, log, (data_dir, log_dir), encoder, cache)
+        manifest = _build_into(stage, plan, seed, log, (data_dir, log_dir), encoder, cache, mpnet_dir)
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
             "cpu_seconds": round(time.process_time() - cpu0, 1),
@@ -423,8 +430,13 @@ def _build_into(
     dirs: tuple[Path | None, Path | None],
     encoder: Path | None,
     cache: _StageCache,
+    mpnet_dir: Path | None = None,
 ) -> dict[str, Any]:
     import tensorflow as tf
+
+    if mpnet_dir is not None:  # imported now: a later edit of the files does not change this build
+        import firmware_tools.model.linear
+        import firmware_tools.model.mpnet  # noqa: F401
 
     from firmware_tools.model.convert import convert_segments
     from firmware_tools.model.fuse import add_fused_graphs
@@ -449,13 +461,19 @@ def _build_into(
     metrics, teacher_right = _teacher_eval(teacher, tv, data)
     log("teacher        " + "  ".join(f"{k}={v:.4f}" for k, v in metrics["teacher"].items()))
     t_logits = _teacher_outputs(teacher, tv, data, cache)
-    _relabel_from_teacher(data, t_logits)
     clock.stage("teacher_outputs")
+    soft_tag: tuple[Any, ...] = ()
+    if mpnet_dir is not None:
+        mp = _mpnet_intent_logits(mpnet_dir, data, cache, log)
+        mix_intent_logits(t_logits["intent"], mp, plan.mpnet_weight)
+        soft_tag = ("mpnet", plan.mpnet_weight)
+        clock.stage("second_teacher")
+    _relabel_from_teacher(data, t_logits)
 
     base = student_base(plan, data.tok.vocab_size)
     sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
-    train = _StudentTrainer(base, targets, plan, seed, cache)
+    train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
@@ -486,9 +504,8 @@ def _build_into(
         segs, _ = convert_segments(student, calib_ids, stage, progress=bar)
         tpu_segs, blocked = convert_segments(student, calib_ids, stage, edgetpu=True, progress=bar)
 
-    manifest = _manifest(
-        stage, data.tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), _teacher_cfg(ckpt, plan)
-    )
+    teacher_cfg = _teacher_cfg(ckpt, plan, mpnet_dir)
+    manifest = _manifest(stage, data.tok, plan, segs, tpu_segs, blocked, student.cfg.to_dict(), teacher_cfg)
     add_fused_graphs(stage, manifest)
     for name, net in variants.items():
         manifest["variants"][name] = _variant_entry(name, net, calib_ids, stage, predict_logits, data)
@@ -788,6 +805,51 @@ def _teacher_outputs(
     return out
 
 
+def _mpnet_intent_logits(folder: Path, data: _Data, cache: _StageCache, log: Any) -> np.ndarray:
+    """Intent logits of every transfer row from a linear head on frozen all-mpnet-base-v2
+    sentence embeddings, fitted on the rows with gold labels (the embeddings are kept in the work
+    directory under the folder's name and the texts)."""
+    from firmware_tools.model.linear import fit_softmax, softmax_logits
+    from firmware_tools.model.mpnet import MPNetEmbedder
+
+    texts = data.it_tr.texts
+    key = hashlib.sha256(repr((Path(folder).name, "mpnet-sentence", 64)).encode())
+    for t in texts:
+        key.update(t.encode("utf-8", "replace") + b"\n")
+    path = cache.root / f"mpnet-{key.hexdigest()[:16]}.npy"
+    if path.exists():
+        log(f"second teacher: reusing {path}")
+        emb = np.load(path).astype(np.float32)
+    else:
+        t0 = time.time()
+        emb = MPNetEmbedder(Path(folder))(texts)
+        np.save(path, emb.astype(np.float16))
+        log(f"second teacher: {len(texts)} rows embedded in {time.time() - t0:.0f}s")
+    n = data.n_labelled
+    w = fit_softmax(emb[:n], data.it_tr.intent[:n], len(INTENT_LABELS))
+    logits = softmax_logits(w, emb)
+    agree = float(np.mean(logits[:n].argmax(-1) == data.it_tr.intent[:n]))
+    log(f"second teacher: its head agrees with the gold label on {agree:.4f} of the labelled rows")
+    return logits
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    p = np.exp(z)
+    return np.asarray(p / p.sum(axis=-1, keepdims=True))
+
+
+def mix_intent_logits(teacher: np.ndarray, second: np.ndarray, weight: float) -> None:
+    """Replace the first ``len(second)`` rows of ``teacher`` (intent logits, in place) by the log of
+    ``(1 - weight)`` times its probabilities plus ``weight`` times the second teacher's."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"mpnet_weight must lie in [0, 1], got {weight}")
+    n = len(second)
+    p = (1.0 - weight) * _softmax(teacher[:n].astype(np.float64))
+    p += weight * _softmax(second.astype(np.float64))
+    teacher[:n] = np.log(np.maximum(p, 1e-12)).astype(teacher.dtype)
+
+
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
     """Augmented rows take the teacher's intent; rows without gold spans its tags; log
     lines without a known severity or anomaly (real lines) the teacher's."""
@@ -810,9 +872,17 @@ def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
     lg.known = np.ones_like(known, np.float32)
 
 
-def _teacher_cfg(ckpt: Checkpoint, plan: BuildPlan) -> dict[str, Any]:
+def _teacher_cfg(ckpt: Checkpoint, plan: BuildPlan, mpnet_dir: Path | None = None) -> dict[str, Any]:
     c = ckpt.config
+    second = {}
+    if mpnet_dir is not None:
+        second["intent_second_teacher"] = {
+            "kind": "linear head on frozen sentence embeddings",
+            "source": Path(mpnet_dir).name,
+            "weight": plan.mpnet_weight,
+        }
     return {
+        **second,
         "kind": "pretrained",
         "source": Path(ckpt.source).name,
         "layers": c.layers,
@@ -828,8 +898,17 @@ class _StudentTrainer:
     """Trains a student shape on the distillation targets; its weights are kept in the work
     directory under the shape, epochs and the teacher's fingerprint, so a rerun reuses them."""
 
-    def __init__(self, base: dict[str, Any], targets: Any, plan: BuildPlan, seed: int, cache: _StageCache):
+    def __init__(
+        self,
+        base: dict[str, Any],
+        targets: Any,
+        plan: BuildPlan,
+        seed: int,
+        cache: _StageCache,
+        soft_tag: tuple[Any, ...] = (),
+    ):
         self.base, self.targets, self.plan, self.seed, self.cache = base, targets, plan, seed, cache
+        self.soft_tag = soft_tag  # what besides the teacher made the soft labels (part of the key)
 
     def __call__(self, name: str, shape: dict[str, Any], epochs: int) -> Any:
         from firmware_tools.model.network import NetConfig, build_network
@@ -845,6 +924,7 @@ class _StudentTrainer:
             self.plan.sentence_weight,
             # (keys of students whose sentence path is the shared one stay as they were)
             *((self.plan.sentence_source,) if self.plan.sentence_source != "pooled" else ()),
+            *self.soft_tag,
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")

