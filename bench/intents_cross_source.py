@@ -115,6 +115,9 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=None, help="student epochs (default: the build's)")
     ap.add_argument("--retrain-sgd", action="store_true", help="also drop SGD texts from the embedding")
     ap.add_argument("--save", type=Path, help="write the left-out predictions here (.npz)")
+    ap.add_argument(
+        "--mpnet-dir", type=Path, help="the build had this second teacher (edge-fw build-model --mpnet-dir)"
+    )
     args = ap.parse_args()
     if args.work is None:
         return recorded(args.bundle)
@@ -125,6 +128,7 @@ def main() -> int:
         sources=args.sources.split(","),
         epochs=args.epochs,
         retrain_sgd=args.retrain_sgd,
+        mpnet_dir=args.mpnet_dir,
     )
     if args.save:
         np.savez(

@@ -463,10 +463,12 @@ def _build_into(
     t_logits = _teacher_outputs(teacher, tv, data, cache)
     clock.stage("teacher_outputs")
     soft_tag: tuple[Any, ...] = ()
+    second: SecondTeacher | None = None
+    teacher_intent = t_logits["intent"]  # the fine-tuned teacher's own, for the folds
     if mpnet_dir is not None:
-        mp = _mpnet_intent_logits(mpnet_dir, data, cache, log)
-        mix_intent_logits(t_logits["intent"], mp, plan.mpnet_weight)
-        soft_tag = ("mpnet", plan.mpnet_weight)
+        second = SecondTeacher(_mpnet_embeddings(mpnet_dir, data, cache, log), plan.mpnet_weight)
+        t_logits = {**t_logits, "intent": second.mixed(teacher_intent, data, log=log)}
+        soft_tag = second.tag
         clock.stage("second_teacher")
     _relabel_from_teacher(data, t_logits)
 
@@ -478,7 +480,9 @@ def _build_into(
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
     clock.stage("student")
-    folds = _cross_source_folds(data, t_logits, sentence, plan, base, cache, seed, log)
+    folds = _cross_source_folds(
+        data, {**t_logits, "intent": teacher_intent}, sentence, plan, base, cache, seed, log, second
+    )
     del t_logits
     if folds:
         clock.stage("cross_source")
@@ -597,9 +601,12 @@ def _cross_source_folds(
     cache: _StageCache,
     seed: int,
     log: Any,
+    second: SecondTeacher | None = None,
 ) -> list[Any]:
     """The student again without CLINC150, then without Snips, each scored on its own held-out
-    split, and the full student on SGD's (``cross_source.py``); none without the data."""
+    split, and the full student on SGD's (``cross_source.py``); none without the data.
+    ``t_logits`` holds the fine-tuned teacher's own intent logits: a second teacher's head is
+    fitted again for each fold without the left-out source."""
     if not plan.cross_source or data.data_dir is None:
         return []
     if not (data.data_dir / "sgd" / "test.jsonl").is_file():
@@ -607,7 +614,7 @@ def _cross_source_folds(
         return []
     from firmware_tools.model.cross_source import train_folds
 
-    return train_folds(data, t_logits, sentence, plan, base, cache, seed, log=log)
+    return train_folds(data, t_logits, sentence, plan, base, cache, seed, log=log, second=second)
 
 
 def _sentence_cosine(net: Any, ckpt: Checkpoint, data: _Data, cache: _StageCache) -> float:
@@ -805,11 +812,9 @@ def _teacher_outputs(
     return out
 
 
-def _mpnet_intent_logits(folder: Path, data: _Data, cache: _StageCache, log: Any) -> np.ndarray:
-    """Intent logits of every transfer row from a linear head on frozen all-mpnet-base-v2
-    sentence embeddings, fitted on the rows with gold labels (the embeddings are kept in the work
+def _mpnet_embeddings(folder: Path, data: _Data, cache: _StageCache, log: Any) -> np.ndarray:
+    """Frozen all-mpnet-base-v2 sentence embeddings of every transfer row (kept in the work
     directory under the folder's name and the texts)."""
-    from firmware_tools.model.linear import fit_softmax, softmax_logits
     from firmware_tools.model.mpnet import MPNetEmbedder
 
     texts = data.it_tr.texts
@@ -819,18 +824,49 @@ def _mpnet_intent_logits(folder: Path, data: _Data, cache: _StageCache, log: Any
     path = cache.root / f"mpnet-{key.hexdigest()[:16]}.npy"
     if path.exists():
         log(f"second teacher: reusing {path}")
-        emb = np.load(path).astype(np.float32)
-    else:
-        t0 = time.time()
-        emb = MPNetEmbedder(Path(folder))(texts)
-        np.save(path, emb.astype(np.float16))
-        log(f"second teacher: {len(texts)} rows embedded in {time.time() - t0:.0f}s")
-    n = data.n_labelled
-    w = fit_softmax(emb[:n], data.it_tr.intent[:n], len(INTENT_LABELS))
-    logits = softmax_logits(w, emb)
-    agree = float(np.mean(logits[:n].argmax(-1) == data.it_tr.intent[:n]))
-    log(f"second teacher: its head agrees with the gold label on {agree:.4f} of the labelled rows")
-    return logits
+        return np.asarray(np.load(path), np.float32)
+    t0 = time.time()
+    emb = MPNetEmbedder(Path(folder))(texts)
+    np.save(path, emb.astype(np.float16))
+    log(f"second teacher: {len(texts)} rows embedded in {time.time() - t0:.0f}s")
+    return emb
+
+
+@dataclass
+class SecondTeacher:
+    """A linear head on a frozen encoder's embeddings of the transfer rows (``emb``), fitted on
+    the rows with gold labels; ``weight`` of the intent head's soft labels come from it."""
+
+    emb: np.ndarray
+    weight: float
+
+    @property
+    def tag(self) -> tuple[Any, ...]:
+        """What the students' cached weights depend on besides the fine-tuned teacher."""
+        return ("mpnet", self.weight)
+
+    def logits(self, data: _Data, keep: np.ndarray | None = None, log: Any = None) -> np.ndarray:
+        """Intent logits of every transfer row from a head fitted on the labelled rows in
+        ``keep`` (default: all of them)."""
+        from firmware_tools.model.linear import fit_softmax, softmax_logits
+
+        fit_rows = np.arange(len(self.emb)) < data.n_labelled
+        if keep is not None:
+            fit_rows &= keep
+        w = fit_softmax(self.emb[fit_rows], data.it_tr.intent[fit_rows], len(INTENT_LABELS))
+        out = softmax_logits(w, self.emb)
+        if log is not None:
+            agree = float(np.mean(out[fit_rows].argmax(-1) == data.it_tr.intent[fit_rows]))
+            log(f"second teacher: its head agrees with the gold label on {agree:.4f} of its rows")
+        return out
+
+    def mixed(
+        self, teacher: np.ndarray, data: _Data, keep: np.ndarray | None = None, log: Any = None
+    ) -> np.ndarray:
+        """``teacher``'s intent logits (transfer rows, then log lines) with this head's mixed in."""
+        out = teacher.copy()
+        mix_intent_logits(out, self.logits(data, keep, log), self.weight)
+        return out
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:

@@ -145,9 +145,11 @@ def run_folds(
     seed: int = 7,
     retrain_sgd: bool = False,
     log: Callable[[str], None] = print,
+    mpnet_dir: Path | None = None,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
-    held-out split (SGD: the full student unless ``retrain_sgd``)."""
+    held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
+    that second teacher (``build.SecondTeacher``; its embeddings are read from ``work``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -162,11 +164,16 @@ def run_folds(
         raise FileNotFoundError(f"{t_path}: run edge-fw build-model --work {work} with the same data first")
     with np.load(t_path) as z:
         t_logits = {k: z[k] for k in z.files}
-    b._relabel_from_teacher(data, t_logits)
+    second = None
+    if mpnet_dir is not None:
+        second = b.SecondTeacher(b._mpnet_embeddings(mpnet_dir, data, cache, log), plan.mpnet_weight)
+        b._relabel_from_teacher(data, {**t_logits, "intent": second.mixed(t_logits["intent"], data)})
+    else:
+        b._relabel_from_teacher(data, t_logits)
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     base = b.student_base(plan, data.tok.vocab_size)
-    return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log)
+    return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second)
 
 
 def train_folds(
@@ -180,9 +187,12 @@ def train_folds(
     sources: Sequence[str] = SOURCES,
     retrain_sgd: bool = False,
     log: Callable[[str], None] = print,
+    second: Any = None,
 ) -> list[FoldResult]:
     """The folds on a build's in-memory stages: ``data`` (relabelled by the teacher),
-    ``t_logits`` (the teacher's outputs of its transfer rows) and the sentence targets."""
+    ``t_logits`` (the fine-tuned teacher's outputs of its transfer rows) and the sentence targets.
+    ``second`` (``build.SecondTeacher``): its head is fitted again without the left-out source's
+    rows and mixed into the teacher's intent logits; augmented rows take the mixture's intent."""
     from firmware_tools.model import build as b
     from firmware_tools.model.train import make_targets, predict_logits
 
@@ -195,7 +205,13 @@ def train_folds(
         if train_all:
             keep[:] = True
         it = _subset(data.it_tr, keep)
-        teacher = {k: np.concatenate([v[: len(keep)][keep], v[len(keep) :]]) for k, v in t_logits.items()}
+        fold_logits = t_logits
+        if second is not None:
+            fold_logits = {**t_logits, "intent": second.mixed(t_logits["intent"], data, keep, log)}
+        teacher = {k: np.concatenate([v[: len(keep)][keep], v[len(keep) :]]) for k, v in fold_logits.items()}
+        if second is not None:
+            aug = np.flatnonzero(keep) >= data.n_labelled
+            it.intent[aug] = teacher["intent"][: len(it.intent)][aug].argmax(-1)
         sent = sentence
         if sentence is not None:
             from firmware_tools.model.train import SentenceTargets
@@ -209,7 +225,7 @@ def train_folds(
         targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
-        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache)
+        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, second.tag if second else ())
         net = trainer("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)
