@@ -7,23 +7,14 @@ tests/test_second_teacher.py in a child process: TensorFlow stays out of the pyt
 from __future__ import annotations
 
 import json
-import struct
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-
-def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
-    header, blobs, offset = {}, [], 0
-    for name, arr in tensors.items():
-        raw = arr.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    head = json.dumps(header).encode()
-    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run by runpy: the helpers beside it
+from childcheck import safetensors_bytes
 
 
 def make_checkpoint(folder: Path, words: list[str], width: int = 16, heads: int = 2, layers: int = 2) -> None:
@@ -58,7 +49,7 @@ def make_checkpoint(folder: Path, words: list[str], width: int = 16, heads: int 
         w[f"{p}.output.dense.weight"], w[f"{p}.output.dense.bias"] = r(width, 2 * width), r(width)
         for n in ("attention.LayerNorm", "output.LayerNorm"):
             w[f"{p}.{n}.weight"], w[f"{p}.{n}.bias"] = np.ones(width, np.float32), np.zeros(width, np.float32)
-    (folder / "model.safetensors").write_bytes(_safetensors(w))
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(w))
     cfg = {"hidden_size": width, "num_attention_heads": heads, "num_hidden_layers": layers}
     (folder / "config.json").write_text(json.dumps(cfg))
 

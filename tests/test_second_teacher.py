@@ -4,17 +4,12 @@ teacher's (build.mix_intent_logits)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from childcheck import run_check_script
 
 from firmware_tools.model.build import mix_intent_logits
 from firmware_tools.model.linear import fit_softmax, softmax_logits
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _probs(z: np.ndarray) -> np.ndarray:
@@ -49,14 +44,6 @@ def test_the_linear_head_learns_separable_classes() -> None:
     assert float(np.mean(softmax_logits(w, x_new).argmax(1) == y_new)) > 0.95
 
 
+@pytest.mark.slow
 def test_the_mpnet_forward_masks_padding_and_reads_its_shape() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", "import runpy; runpy.run_path('tests/mpnet_checks.py', run_name='__main__')"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "mpnet checks passed" in proc.stdout
+    run_check_script("mpnet_checks.py", "mpnet checks passed")

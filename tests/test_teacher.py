@@ -3,15 +3,12 @@ onto the student's tokens, and the transfer set's augmentation."""
 
 from __future__ import annotations
 
-import json
-import struct
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from childcheck import run_check_script, safetensors_bytes
 
 from firmware_tools.data.intents import generate
 from firmware_tools.model.align import align_slot_logits
@@ -19,24 +16,11 @@ from firmware_tools.model.dataset import SLOT_TAGS, tag_index
 from firmware_tools.model.pretrained import load_checkpoint, read_safetensors
 from firmware_tools.model.transfer import augment
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
-    header, blobs, offset = {}, [], 0
-    for name, arr in tensors.items():
-        raw = arr.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    head = json.dumps(header).encode()
-    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
-
 
 def test_safetensors_round_trip() -> None:
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     b = np.array([0.5, -1.0], np.float32)
-    out = read_safetensors(_safetensors({"a": a, "b": b}))
+    out = read_safetensors(safetensors_bytes({"a": a, "b": b}))
     assert set(out) == {"a", "b"}
     np.testing.assert_array_equal(out["a"], a)
     np.testing.assert_array_equal(out["b"], b)
@@ -55,20 +39,7 @@ def test_a_zip_without_weights_is_refused(tmp_path: Path) -> None:
 def test_the_pretrained_encoder_knows_what_sentences_mean() -> None:
     """Weights mapped wrongly (a transpose, a swapped norm) give embeddings with no sense. Run in a
     child process: TensorFlow must stay out of this one (tests/distill_checks.py says why)."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import runpy; runpy.run_path('tests/teacher_checks.py', run_name='__main__')",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "encoder checks passed" in proc.stdout
+    run_check_script("teacher_checks.py", "encoder checks passed")
 
 
 def _dim_kitchen() -> tuple[np.ndarray, np.ndarray]:

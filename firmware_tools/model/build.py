@@ -39,6 +39,7 @@ from firmware_tools.model.metrics import (
     log_metrics,
     paired_test,
     per_example_correct,
+    softmax,
 )
 from firmware_tools.model.pretrained import Checkpoint, WordPieces, default_zip, load_checkpoint
 from firmware_tools.model.teacher_plan import TeacherPlan
@@ -839,6 +840,9 @@ class SecondTeacher:
 
     emb: np.ndarray
     weight: float
+    # fitted heads' logits by the rows they were fitted on (the build and a fold that keeps every
+    # row fit the same head)
+    _fits: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def tag(self) -> tuple[Any, ...]:
@@ -853,8 +857,11 @@ class SecondTeacher:
         fit_rows = np.arange(len(self.emb)) < data.n_labelled
         if keep is not None:
             fit_rows &= keep
-        w = fit_softmax(self.emb[fit_rows], data.it_tr.intent[fit_rows], len(INTENT_LABELS))
-        out = softmax_logits(w, self.emb)
+        key = np.packbits(fit_rows).tobytes()
+        if key not in self._fits:
+            w = fit_softmax(self.emb[fit_rows], data.it_tr.intent[fit_rows], len(INTENT_LABELS))
+            self._fits[key] = softmax_logits(w, self.emb)
+        out = self._fits[key]
         if log is not None:
             agree = float(np.mean(out[fit_rows].argmax(-1) == data.it_tr.intent[fit_rows]))
             log(f"second teacher: its head agrees with the gold label on {agree:.4f} of its rows")
@@ -869,20 +876,14 @@ class SecondTeacher:
         return out
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    p = np.exp(z)
-    return np.asarray(p / p.sum(axis=-1, keepdims=True))
-
-
 def mix_intent_logits(teacher: np.ndarray, second: np.ndarray, weight: float) -> None:
     """Replace the first ``len(second)`` rows of ``teacher`` (intent logits, in place) by the log of
     ``(1 - weight)`` times its probabilities plus ``weight`` times the second teacher's."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"mpnet_weight must lie in [0, 1], got {weight}")
     n = len(second)
-    p = (1.0 - weight) * _softmax(teacher[:n].astype(np.float64))
-    p += weight * _softmax(second.astype(np.float64))
+    p = (1.0 - weight) * softmax(teacher[:n].astype(np.float64))
+    p += weight * softmax(second.astype(np.float64))
     teacher[:n] = np.log(np.maximum(p, 1e-12)).astype(teacher.dtype)
 
 
