@@ -181,14 +181,19 @@ def broker_baseline(port: int, rate: float, count: int, no_delay: bool, shared: 
 
 
 def run_burst(probe: Probe, count: int) -> dict[str, Any]:
+    if count <= 0:  # --burst 0: no throughput measurement
+        return {"sent": 0, "answered": 0, "complete": True, "throughput_msg_s": 0.0}
     ids = [f"burst-{i}" for i in range(count)]
     start = time.perf_counter()
     for i, ident in enumerate(ids):
         probe.send(ident, TEXTS[i % len(TEXTS)])
     complete = probe.wait_all(ids, timeout=120)
     with probe.lock:
-        last = max(probe.sent[i] + probe.latency_ms[i] / 1000 for i in ids if i in probe.latency_ms)
-    answered = sum(1 for i in ids if i in probe.latency_ms)
+        ends = [probe.sent[i] + probe.latency_ms[i] / 1000 for i in ids if i in probe.latency_ms]
+    answered = len(ends)
+    if not ends:
+        return {"sent": count, "answered": 0, "complete": complete, "throughput_msg_s": 0.0}
+    last = max(ends)
     return {"sent": count, "answered": answered, "complete": complete,
             "throughput_msg_s": round(answered / (last - start), 1)}
 
