@@ -181,8 +181,6 @@ def broker_baseline(port: int, rate: float, count: int, no_delay: bool, shared: 
 
 
 def run_burst(probe: Probe, count: int) -> dict[str, Any]:
-    if count <= 0:  # --burst 0: no throughput measurement
-        return {"sent": 0, "answered": 0, "complete": True, "throughput_msg_s": 0.0}
     ids = [f"burst-{i}" for i in range(count)]
     start = time.perf_counter()
     for i, ident in enumerate(ids):
@@ -191,7 +189,7 @@ def run_burst(probe: Probe, count: int) -> dict[str, Any]:
     with probe.lock:
         ends = [probe.sent[i] + probe.latency_ms[i] / 1000 for i in ids if i in probe.latency_ms]
     answered = len(ends)
-    if not ends:
+    if not ends:  # --burst 0, or nothing answered
         return {"sent": count, "answered": 0, "complete": complete, "throughput_msg_s": 0.0}
     last = max(ends)
     return {"sent": count, "answered": answered, "complete": complete,
