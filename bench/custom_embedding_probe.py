@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/custom_embedding_probe.py [--d 128] [--kinds conv,attn] [--epochs 8]
                                                      [--contrastive 0] [--data-dir ../shared/data]
+                                                     [--target mpnet --mpnet-dir DIR] [--cache FILE]
 
 Custom intents (issue 26) compare an utterance with the user's examples through a sentence
 embedding. The shipped student learns it on a narrow path of its own (the 64-wide token
@@ -12,7 +13,9 @@ separate small encoder in float, with nothing of the build but its tokenizer, an
 1. texts: CLINC150 ``train`` + ``oos_train``, Snips 2017 ``train``, SGD ``train`` (the sources the
    build reads; never a test split, never CLINC ``val``, which tunes the settings);
 2. targets: the frozen all-MiniLM-L6-v2 sentence embedding of each text (the build's teacher,
-   mean-pooled over word pieces, unit length);
+   mean-pooled over word pieces, unit length); with ``--target mpnet --mpnet-dir DIR``, frozen
+   all-mpnet-base-v2's (768 wide, the build's second teacher; ``--cache FILE`` keeps them, about
+   15 min of embedding on 2 cores);
 3. the encoder: the bundle's sentencepiece ids -> token embeddings of width ``--d`` -> the
    student's blocks (``--kinds``) -> masked sum, norm -> dense 2d (tanh) -> dense 384; loss
    1 - cosine to the target; with ``--contrastive W`` also a supervised contrastive term (weight
@@ -85,7 +88,7 @@ def contrastive_labels(labels: Sequence[str]) -> np.ndarray:
     return out
 
 
-def build_encoder(d: int, kinds: Sequence[str]) -> Any:
+def build_encoder(d: int, kinds: Sequence[str], width: int = DIM) -> Any:
     import keras
     from keras import layers, ops
 
@@ -111,7 +114,7 @@ def build_encoder(d: int, kinds: Sequence[str]) -> Any:
     mask = ops.cast(ops.not_equal(ids, 0), h.dtype)[:, :, None]
     pooled = Norm(name="pool_norm")(ops.sum(h * mask, axis=1))
     hidden = layers.Dense(2 * d, activation="tanh", name="hidden")(pooled)
-    return keras.Model(ids, layers.Dense(DIM, name="sentence")(hidden))
+    return keras.Model(ids, layers.Dense(width, name="sentence")(hidden))
 
 
 def train(model: Any, x: np.ndarray, y: np.ndarray, lab: np.ndarray, args: argparse.Namespace) -> float:
@@ -199,6 +202,27 @@ def int8_invoke_us(model: Any, calib: np.ndarray) -> float:
     return statistics.median(times)
 
 
+def teacher_targets(texts: list[str], args: argparse.Namespace) -> np.ndarray:
+    """The unit-length sentence embedding of each text by the chosen frozen encoder (from
+    ``args.cache`` when it holds as many rows)."""
+    if args.cache is not None and args.cache.exists():
+        cached = np.asarray(np.load(args.cache), np.float32)
+        if len(cached) == len(texts):
+            return cached
+    if args.target == "mpnet":
+        from firmware_tools.model.mpnet import MPNetEmbedder
+
+        targets = MPNetEmbedder(args.mpnet_dir)(texts).astype(np.float32)
+    else:
+        from firmware_tools.model.pretrained import default_zip, load_checkpoint
+        from firmware_tools.model.teacher import sentence_embeddings
+
+        targets = sentence_embeddings(load_checkpoint(default_zip()), texts).astype(np.float32)
+    if args.cache is not None:
+        np.save(args.cache, targets.astype(np.float16))
+    return targets
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--d", type=int, default=128, help="token width of the encoder")
@@ -208,21 +232,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--contrastive", type=float, default=0.0, help="weight of the contrastive term")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-dir", type=Path, help="holding clinc150/, snips2017/, sgd/ (../shared/data)")
+    ap.add_argument("--target", choices=("minilm", "mpnet"), default="minilm", help="the embedding learnt")
+    ap.add_argument("--mpnet-dir", type=Path, help="unpacked all-mpnet-base-v2 (model/mpnet.py)")
+    ap.add_argument("--cache", type=Path, help="keep the targets in this .npy file and reuse them")
     args = ap.parse_args(argv)
+    if args.target == "mpnet" and args.mpnet_dir is None:
+        ap.error("--target mpnet needs --mpnet-dir")
     data_dir = bench._shared("data", args.data_dir)
-
-    from firmware_tools.model.pretrained import default_zip, load_checkpoint
-    from firmware_tools.model.teacher import sentence_embeddings
 
     model = bench.open_model(None)
     tok = model.tokenizer
     bench.use_tokenizer(tok)
     texts, labels = training_texts(data_dir)
     started = time.perf_counter()
-    targets = sentence_embeddings(load_checkpoint(default_zip()), texts).astype(np.float32)
-    print(f"{len(texts)} texts, teacher targets in {time.perf_counter() - started:.0f} s")
+    targets = teacher_targets(texts, args)
+    took = time.perf_counter() - started
+    print(f"{len(texts)} texts, {args.target} targets {targets.shape[1]} wide in {took:.0f} s")
     x = np.stack([tok.encode(t).ids for t in texts]).astype(np.int32)
-    encoder = build_encoder(args.d, args.kinds.split(","))
+    encoder = build_encoder(args.d, args.kinds.split(","), targets.shape[1])
     print(f"encoder: d {args.d}, blocks {args.kinds}, {encoder.count_params():,} parameters")
     train(encoder, x, targets, contrastive_labels(labels), args)
     calib = x[np.random.default_rng(1).choice(len(x), 300, replace=False)]
@@ -230,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def embed(batch: Sequence[str]) -> np.ndarray:
         if not batch:
-            return np.zeros((0, DIM), np.float32)
+            return np.zeros((0, targets.shape[1]), np.float32)
         ids = np.stack([tok.encode(t).ids for t in batch]).astype(np.int32)
         v = encoder.predict(ids, batch_size=512, verbose=0)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
