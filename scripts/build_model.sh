@@ -8,7 +8,7 @@
 #
 # DATA_DIR: CLINC150, Snips 2017 and SGD (../shared/data here); LOG_DIR: the loghub 2k samples
 # (../shared/eval/logs). Unless given, --work is build/work and --out build/bundle; the encoder
-# is unpacked to build/all-mpnet-base-v2 (MPNET_DIR overrides). 75-140 min on 2 cores.
+# is unpacked to build/all-mpnet-base-v2 (MPNET_DIR overrides). 60-140 min on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
