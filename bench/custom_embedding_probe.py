@@ -14,10 +14,10 @@ separate small encoder in float, with nothing of the build but its tokenizer, an
    build reads; never a test split, never CLINC ``val``, which tunes the settings);
 2. targets: the frozen all-MiniLM-L6-v2 sentence embedding of each text (the build's teacher,
    mean-pooled over word pieces, unit length); with ``--target mpnet --mpnet-dir DIR``, frozen
-   all-mpnet-base-v2's (768 wide, the build's second teacher; ``--cache FILE`` keeps them, about
-   15 min of embedding on 2 cores);
+   all-mpnet-base-v2's (768 wide, the build's second teacher; ``--cache FILE`` keeps them: their
+   embedding took 31 min on 2 cores, niced beside a build);
 3. the encoder: the bundle's sentencepiece ids -> token embeddings of width ``--d`` -> the
-   student's blocks (``--kinds``) -> masked sum, norm -> dense 2d (tanh) -> dense 384; loss
+   student's blocks (``--kinds``) -> masked sum, norm -> dense 2d (tanh) -> dense 384 (768); loss
    1 - cosine to the target; with ``--contrastive W`` also a supervised contrastive term (weight
    W, temperature 0.05) on the labels of CLINC150 and Snips, minus the 20 CLINC intents of
    ``bench/data/custom_clinc.yaml`` and minus every SGD label (SGD stays a source whose labels the
@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import custom_intents as bench  # noqa: E402  (bench/)
 
 DIM = 384  # all-MiniLM-L6-v2's sentence embedding
+MPNET_DIM = 768  # all-mpnet-base-v2's
 MAX_LEN = 32
 
 
@@ -204,11 +205,13 @@ def int8_invoke_us(model: Any, calib: np.ndarray) -> float:
 
 def teacher_targets(texts: list[str], args: argparse.Namespace) -> np.ndarray:
     """The unit-length sentence embedding of each text by the chosen frozen encoder (from
-    ``args.cache`` when it holds as many rows)."""
+    ``args.cache`` when it holds as many rows of that encoder's width)."""
+    width = MPNET_DIM if args.target == "mpnet" else DIM
     if args.cache is not None and args.cache.exists():
         cached = np.asarray(np.load(args.cache), np.float32)
-        if len(cached) == len(texts):
+        if cached.shape == (len(texts), width):
             return cached
+        print(f"{args.cache}: holds {cached.shape}, not {len(texts)} x {width}: made again")
     if args.target == "mpnet":
         from firmware_tools.model.mpnet import MPNetEmbedder
 
