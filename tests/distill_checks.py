@@ -80,6 +80,43 @@ def check_row_heads_still_distil() -> None:
     assert float(near) < float(far)
 
 
+def check_moving_average_replaces_the_last_weights() -> None:
+    """With ``ema`` the weights after ``fit`` are the moving average of the weights after each
+    step (keras' first step starts the average at the weights themselves), not the last step's."""
+    import keras
+
+    from firmware_tools.model.network import NetConfig, build_network
+    from firmware_tools.model.train import compile_heads
+
+    rng = np.random.default_rng(3)
+    intents, logs = _arrays(rng)
+    data = make_targets(intents, logs, _teacher(rng, 5), N_CLASSES)
+    cfg = NetConfig(
+        vocab=16, max_len=L, d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8,
+        n_intents=len(INTENT_LABELS), n_tags=N_TAGS, n_severity=6, n_category=12, dropout=0.0,
+    )  # fmt: skip
+    net = build_network(cfg, "ema")
+    momentum, steps = 0.8, 6
+    compile_heads(net.model, lr=0.05, steps=steps, kd=KD(alpha=0.5), log_weight=0.5, ema=momentum)
+    seen: list[list[np.ndarray]] = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch: int, logs: object = None) -> None:
+            seen.append([np.array(w) for w in net.model.trainable_weights])
+
+    net.model.fit(
+        data.ids, data.y, batch_size=5, epochs=steps, shuffle=False, verbose=0, callbacks=[Record()]
+    )
+    average = seen[0]
+    for weights in seen[1:]:
+        average = [momentum * a + (1 - momentum) * w for a, w in zip(average, weights, strict=True)]
+    final = [np.array(w) for w in net.model.trainable_weights]
+    assert len(seen) == steps
+    for got, want in zip(final, average, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert max(float(np.abs(g - x).max()) for g, x in zip(final, seen[-1], strict=True)) > 1e-3
+
+
 def main() -> int:
     checks = [f for name, f in sorted(globals().items()) if name.startswith("check_")]
     for check in checks:

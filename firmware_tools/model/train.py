@@ -189,10 +189,13 @@ def fit(
     slot_weight: float = 1.0,
     sentence_weight: float = 1.0,
     jit_compile: bool | str = "auto",
+    ema: float | None = None,
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others,
     ``slot_weight`` the slot tags', ``sentence_weight`` the sentence embedding's; ``jit_compile``
-    as keras' (False: no XLA compilation, which a few dozen steps do not pay back)."""
+    as keras' (False: no XLA compilation, which a few dozen steps do not pay back); ``ema``: the
+    momentum of an exponential moving average of the weights, which replaces them when training
+    ends (None: the last step's weights)."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
     compile_heads(
@@ -204,6 +207,7 @@ def fit(
         slot_weight=slot_weight,
         sentence_weight=sentence_weight,
         jit_compile=jit_compile,
+        ema=ema,
     )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
@@ -224,9 +228,11 @@ def compile_heads(
     slot_weight: float = 1.0,
     sentence_weight: float = 1.0,
     jit_compile: bool | str = "auto",
+    ema: float | None = None,
 ) -> None:
-    """AdamW with cosine decay over ``steps``, and the packed-target losses of the heads (the
-    sentence head's when the model has one)."""
+    """AdamW with cosine decay over ``steps`` (keeping a moving average of the weights with
+    momentum ``ema``, which keras' ``fit`` writes into the model at its end), and the
+    packed-target losses of the heads (the sentence head's when the model has one)."""
     schedule = keras.optimizers.schedules.CosineDecay(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
     )
@@ -248,7 +254,13 @@ def compile_heads(
         loss["sentence"] = _cosine_loss
         weights["sentence"] = sentence_weight
     model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=1e-4, clipnorm=1.0),
+        optimizer=keras.optimizers.AdamW(
+            schedule,
+            weight_decay=1e-4,
+            clipnorm=1.0,
+            use_ema=ema is not None,
+            ema_momentum=0.99 if ema is None else ema,
+        ),
         loss=loss,
         loss_weights=weights,
         jit_compile=jit_compile,
