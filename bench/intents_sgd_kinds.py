@@ -1,0 +1,94 @@
+"""Where the shipped recognizer loses SGD's in-scope requests: per intent and per kind of request.
+
+Usage::
+
+    python bench/intents_sgd_kinds.py [--bundle DIR] [--data-dir ../shared/data] [--show N]
+
+Runs ``edge-agent intents`` as a user gets it (int8, the bundle's temperature and out-of-scope
+rule), in the example home (tests/data/home_example.yaml), on the scored rows of SGD's test split
+(``firmware_tools.data.sgd.mapped_sgd``: weather, songs and films in scope, other services out).
+The in-scope rows are grouped by what they ask for, from their words: ``film`` (watch, movie,
+film, show, subtitles), ``music`` (song, music, play, listen, hear, cast), ``weather`` (weather,
+rain, forecast...), ``other``. The grouping only sorts the errors for reading; it is not a rule
+of the agent. Prints, per (intent, kind): rows, recognized, rejected as out of scope, given
+another intent; then every in-scope row's totals and the out-of-scope rows rejected.
+``--show N`` prints up to N rejected rows per group.
+
+The figure that tracks issue 31 is ``bench/intents_cross_source.py`` (float student, argmax);
+this one is the recognizer a user runs, so its in-scope share can differ by a point or two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._cli import run_lines  # noqa: E402
+from firmware_tools.data.sgd import mapped_sgd  # noqa: E402
+
+HOME = ROOT / "tests" / "data" / "home_example.yaml"
+KINDS = (
+    ("film", re.compile(r"\bwatch|movie|film|\bshows?\b|subtitle", re.I)),
+    ("music", re.compile(r"song|music|\bplay|listen|\bhear|\bcast\b", re.I)),
+    ("weather", re.compile(r"weather|rain|temperature|forecast|sunny|humid|wind|climate", re.I)),
+)
+
+
+def kind_of(text: str) -> str:
+    return next((name for name, words in KINDS if words.search(text)), "other")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", default=None)
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--show", type=int, default=0)
+    args = ap.parse_args(argv)
+    rows = [ex for _, ex in mapped_sgd(args.data_dir, "test")]
+    if not rows:
+        raise SystemExit(f"no SGD test rows under {args.data_dir}")
+    out = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.bundle)
+    groups: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    shown: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+    oos = oos_rejected = 0
+    for ex, got in zip(rows, out, strict=True):
+        predicted = got.get("intent")
+        if ex.intent is None:
+            oos += 1
+            oos_rejected += predicted is None
+            continue
+        key = (ex.intent, kind_of(ex.text))
+        outcome = "right" if predicted == ex.intent else "rejected" if predicted is None else "other"
+        groups[key]["rows"] += 1
+        groups[key][outcome] += 1
+        if outcome == "rejected" and len(shown[key]) < args.show:
+            shown[key].append(f"    {float(got.get('confidence', 0.0)):.2f}  {ex.text}")
+    print(f"{'intent':24} {'kind':8} {'rows':>5} {'right':>7} {'rejected':>9} {'other':>7}")
+    total: collections.Counter[str] = collections.Counter()
+    for key in sorted(groups):
+        c = groups[key]
+        total.update(c)
+        n = c["rows"]
+        print(
+            f"{key[0]:24} {key[1]:8} {n:5d} {100 * c['right'] / n:6.2f}% "
+            f"{100 * c['rejected'] / n:8.2f}% {100 * c['other'] / n:6.2f}%"
+        )
+        for line in shown[key]:
+            print(line)
+    n = total["rows"]
+    print(
+        f"in scope: {n} rows, {100 * total['right'] / n:.2f}% recognized, "
+        f"{100 * total['rejected'] / n:.2f}% rejected, {100 * total['other'] / n:.2f}% another intent"
+    )
+    print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
