@@ -150,7 +150,7 @@ def plan_for(tiny: bool) -> BuildPlan:
         cross_source=True,
         variants={"small": dict(d_model=32, block_kinds=("conv",), n_heads=1, d_ff=64)},
         variant_epochs=4,
-        # about 2,000 steps (1.7 epochs) of the last, low-rate part of the cosine schedule: one
+        # about 2,000 steps (1.9 epochs) of the last, low-rate part of the cosine schedule: one
         # training's last batches move a fold's figure by several points (build 18's SGD fold
         # trained twice: 75.57% and 79.22% in scope); the average damps that
         student_ema=0.9995,
