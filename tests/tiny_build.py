@@ -80,8 +80,9 @@ def _write_loghub(logs: Path) -> None:
         (logs / system).mkdir(parents=True, exist_ok=True)
         lines = [f"2026-01-05 10:00:0{i} INFO {system} worker {i} finished job" for i in range(LOGHUB_LINES)]
         (logs / system / f"{system}_2k.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        rows = "".join(f"{i},INFO,x\n" for i in range(LOGHUB_LINES))
-        (logs / system / f"{system}_2k.log_structured.csv").write_text("LineId,Level,Content\n" + rows)
+        rows = "".join(f"{i},INFO,x,E1\n" for i in range(LOGHUB_LINES))  # E1: labelled in every system
+        structured = logs / system / f"{system}_2k.log_structured.csv"
+        structured.write_text("LineId,Level,Content,EventId\n" + rows)
 
 
 def on_the_tiny_build(test: Callable[..., None]) -> Callable[..., None]:

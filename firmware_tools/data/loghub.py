@@ -15,8 +15,14 @@ Labels, and which are known:
   share (``STRIP_SHARE``) of the lines of each system that states levels, the level token is cut
   out of the line and the stated level stays the label, so the model learns what routine and
   failing lines of real systems say without being told (``strip_level``);
-- category: one per system (what the system is: HDFS is storage, Proxifier network...), unknown
-  for Android, whose lines are about too many parts of a device for one;
+- category: one per event template, labelled by hand from the definitions in docs/logs.md and
+  read from ``loghub_categories.tsv`` next to this module (System, EventId, category; no loghub
+  text): a line gets the category of its structured row's ``EventId``, i.e. of what the line is
+  about (a Spark task is application, its block store storage, its acls auth; an Android wake lock
+  is power, its Wi-Fi radio wireless), not of the system that wrote it. A line whose EventId has no
+  row there is refused (``ValueError``) rather than given a default. The file keys on the EventId
+  alone: it was labelled from the 2k samples' own template files, and a loghub release that
+  numbered its templates otherwise would be mislabelled;
 - anomaly: unknown. These samples are mostly routine, but nothing marks the failures among
   them, so the teacher is not trained on their anomaly, and the student takes the teacher's.
 """
@@ -26,10 +32,14 @@ from __future__ import annotations
 import csv
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from edge_agent.logs.labels import CATEGORIES
+
 __all__ = [
+    "CATEGORY_FILE",
     "SEVERITY_BENCH_SYSTEMS",
     "STRIP_SHARE",
     "TRAIN_SYSTEMS",
@@ -38,20 +48,21 @@ __all__ = [
     "read_system",
     "stated_levels",
     "strip_level",
+    "template_categories",
 ]
 
-# system -> our category (edge_agent/logs/labels.py); None: unknown. An Android system log is
-# about radios, power, displays and apps alike, so one category for all of it taught the category
-# head that any line it could not place is "application"; its lines train severity only
-TRAIN_SYSTEMS: dict[str, str | None] = {
-    "HDFS": "storage",
-    "Spark": "application",
-    "OpenStack": "service",
-    "Android": None,
-    "HealthApp": "application",
-    "Windows": "service",
-    "Proxifier": "network",
-}
+# the systems whose lines are trained on; their lines' categories: CATEGORY_FILE
+TRAIN_SYSTEMS: tuple[str, ...] = (
+    "HDFS",
+    "Spark",
+    "OpenStack",
+    "Android",
+    "HealthApp",
+    "Windows",
+    "Proxifier",
+)
+# (system, EventId) -> category, one row per event template of the training systems, by hand
+CATEGORY_FILE = Path(__file__).with_name("loghub_categories.tsv")
 # kept-out systems whose lines state a level: what the severity bench scores, never trained on
 SEVERITY_BENCH_SYSTEMS: tuple[str, ...] = ("Apache", "Hadoop", "Zookeeper")
 # share of a level-stating training system's lines whose level token is cut out
@@ -101,40 +112,78 @@ def strip_level(line: str, level: str) -> str | None:
     return f"{before} {after}" if before else after
 
 
-def stated_levels(csv_path: Path) -> list[tuple[str, str | None]]:
-    """Per structured row: (the level as the line writes it, our severity or None)."""
-    with csv_path.open(encoding="utf-8", errors="replace", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for row in rows:
-        raw = (row.get("Level") or "").strip()
-        out.append((raw, _LEVELS.get(raw.lower())))
+def template_categories(path: Path = CATEGORY_FILE) -> dict[tuple[str, str], str]:
+    """(system, EventId) -> category of each row of ``path`` (``#`` lines are comments). A row
+    that is not three fields, names a category the model does not have or repeats a key is
+    refused."""
+    out: dict[tuple[str, str], str] = {}
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not text.strip() or text.startswith("#"):
+            continue
+        fields = text.split("\t")
+        if len(fields) != 3 or fields[2] not in CATEGORIES:
+            raise ValueError(f"{path.name}:{number}: not System<TAB>EventId<TAB>category: {text!r}")
+        system, event, category = fields
+        if (system, event) in out:
+            raise ValueError(f"{path.name}:{number}: {system} {event} is labelled twice")
+        out[system, event] = category
     return out
 
 
-def read_system(log_dir: Path, system: str) -> list[tuple[str, str, str | None]]:
-    """(line, level as written, our severity) of each line of ``system`` (also the benches')."""
+def _structured_rows(csv_path: Path) -> list[dict[str, str]]:
+    with csv_path.open(encoding="utf-8", errors="replace", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def stated_levels(csv_path: Path) -> list[tuple[str, str | None]]:
+    """Per structured row: (the level as the line writes it, our severity or None)."""
+    return [_level(row) for row in _structured_rows(csv_path)]
+
+
+def _level(row: dict[str, str]) -> tuple[str, str | None]:
+    raw = (row.get("Level") or "").strip()
+    return raw, _LEVELS.get(raw.lower())
+
+
+def _read_events(log_dir: Path, system: str) -> list[tuple[str, str, str | None, str]]:
+    """(line, level as written, our severity, EventId or "") of each line of ``system``."""
     raw = log_dir / system / f"{system}_2k.log"
     structured = log_dir / system / f"{system}_2k.log_structured.csv"
     if not raw.is_file() or not structured.is_file():
         raise FileNotFoundError(f"{log_dir}: missing {raw.name} or {structured.name} of {system}")
     lines = [ln for ln in raw.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    levels = stated_levels(structured)
-    if len(levels) != len(lines):
-        raise ValueError(f"{system}: {len(lines)} lines but {len(levels)} structured rows")
-    return [(line, written, sev) for line, (written, sev) in zip(lines, levels, strict=True)]
+    rows = _structured_rows(structured)
+    if len(rows) != len(lines):
+        raise ValueError(f"{system}: {len(lines)} lines but {len(rows)} structured rows")
+    return [
+        (line, *_level(row), (row.get("EventId") or "").strip())
+        for line, row in zip(lines, rows, strict=True)
+    ]
+
+
+def read_system(log_dir: Path, system: str) -> list[tuple[str, str, str | None]]:
+    """(line, level as written, our severity) of each line of ``system`` (also the benches')."""
+    return [(line, written, sev) for line, written, sev, _ in _read_events(log_dir, system)]
 
 
 def load_loghub(
-    log_dir: Path, systems: dict[str, str | None] | None = None, strip_share: float = STRIP_SHARE
+    log_dir: Path, systems: Iterable[str] | None = None, strip_share: float = STRIP_SHARE
 ) -> list[LoghubLine]:
-    """The raw lines of each training system, labelled as the module docstring says. Which lines
-    lose their level token is drawn from a generator seeded by the system's name: the same
-    files always give the same lines."""
+    """The raw lines of each training system (or of ``systems``: names, or a dict keyed by them),
+    labelled as the module docstring says. Which lines lose their level token is drawn from a
+    generator seeded by the system's name: the same files always give the same lines."""
+    labels = template_categories()
     out: list[LoghubLine] = []
-    for system, category in (systems or TRAIN_SYSTEMS).items():
+    for system in TRAIN_SYSTEMS if systems is None else systems:
+        events = _read_events(log_dir, system)
+        unlabelled = sorted({event or "(none)" for *_, event in events if (system, event) not in labels})
+        if unlabelled:
+            raise ValueError(
+                f"{system}: no category in {CATEGORY_FILE.name} for EventId {', '.join(unlabelled)}"
+            )
         draw = random.Random(f"strip-level:{system}")
-        for line, written, severity in read_system(log_dir, system):
+        for line, written, severity, event in events:
+            category = labels[system, event]
             stripped = None
             if severity is not None and written and draw.random() < strip_share:
                 stripped = strip_level(line, written)
