@@ -252,7 +252,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             **{name: [r["intent"] for r in recs] for name, recs in probes.items()},
         }
         report_paired(expected, outs, other, args.bundle or "the shipped bundle", args.against)
+        report_paired_slots(dev, dev_out, other["dev"])
     return 0
+
+
+def slot_rights(dev: Sequence[dict[str, Any]], out: Sequence[dict[str, Any]]) -> list[bool]:
+    """Per expected slot of the in-scope dev records, in order: whether ``out`` gives its value
+    (as ``Score`` counts it: a rejected or misrecognized request gets its slots wrong)."""
+    rights = []
+    for rec, res in zip(dev, out, strict=True):
+        if rec["intent"] not in INTENTS:
+            continue
+        slots = res.get("slots") or {}
+        for name, value in rec["slots"].items():
+            rights.append(name in slots and _equal(value, slots[name]["value"]))
+    return rights
+
+
+def report_paired_slots(
+    dev: Sequence[dict[str, Any]], a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
+) -> None:
+    """The HA dev set's slots paired per expected slot between bundle a and bundle b."""
+    from firmware_tools.model.metrics import paired_test
+
+    ra, rb = np.array(slot_rights(dev, a), dtype=bool), np.array(slot_rights(dev, b), dtype=bool)
+    t = paired_test(ra, rb)
+    print(
+        f"  dev, slots per expected slot: a {int(ra.sum())}/{len(ra)}, b {int(rb.sum())}/{len(rb)}; "
+        f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
+    )
 
 
 def run_cli_sets(

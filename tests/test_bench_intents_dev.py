@@ -1,0 +1,67 @@
+"""bench/intents_dev.py's paired slot comparison: one entry per expected slot, counted as the
+bench's own slot accuracy counts it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_intents_dev", REPO / "bench" / "intents_dev.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_bench()
+
+DEV = [
+    {
+        "text": "turn on the kitchen light",
+        "intent": "HassTurnOn",
+        "slots": {"area": "Kitchen", "domain": "light"},
+    },
+    {"text": "set a timer for 5 minutes", "intent": "HassStartTimer", "slots": {"minutes": 5}},
+    {"text": "an intent we do not have", "intent": "SomeoneElsesIntent", "slots": {"x": "y"}},
+]
+
+
+def _slot(value: object) -> dict[str, object]:
+    return {"value": value}
+
+
+def test_slot_rights_one_entry_per_expected_slot_of_known_intents() -> None:
+    out = [
+        {"intent": "HassTurnOn", "slots": {"area": _slot("kitchen"), "domain": _slot("switch")}},
+        {"intent": "HassStartTimer", "slots": {"minutes": _slot("5")}},
+        {"intent": None, "slots": {}},
+    ]
+    # case-insensitive text, numbers compared as numbers, the unknown intent's slot not counted
+    assert bench.slot_rights(DEV, out) == [True, False, True]
+
+
+def test_slot_rights_rejected_request_gets_its_slots_wrong() -> None:
+    out = [{"intent": None}, {"intent": None, "slots": None}, {"intent": None}]
+    assert bench.slot_rights(DEV, out) == [False, False, False]
+
+
+def test_report_paired_slots_counts_the_discordant_slots(capsys: pytest.CaptureFixture[str]) -> None:
+    a = [
+        {"intent": "HassTurnOn", "slots": {"area": _slot("Kitchen"), "domain": _slot("light")}},
+        {"intent": "HassStartTimer", "slots": {"minutes": _slot(5)}},
+        {"intent": None},
+    ]
+    b = [{"intent": None}, {"intent": "HassStartTimer", "slots": {"minutes": _slot(5)}}, {"intent": None}]
+    bench.report_paired_slots(DEV, a, b)
+    line = capsys.readouterr().out
+    assert "a 3/3, b 1/3" in line
+    assert "only a right 2, only b right 0" in line
