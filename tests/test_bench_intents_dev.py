@@ -3,26 +3,10 @@ bench's own slot accuracy counts it."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from benchload import load_bench
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_intents_dev", REPO / "bench" / "intents_dev.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_bench("intents_dev")
 
 DEV = [
     {

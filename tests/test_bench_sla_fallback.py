@@ -3,25 +3,11 @@ a fast answer, so a run that answers nothing cannot meet the target."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[1]
+from benchload import load_bench
 
-
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sla_fallback", REPO / "bench" / "sla_fallback.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_bench("sla_fallback")
 Run = bench.RunResult
 
 

@@ -4,36 +4,24 @@ the bench refuses the ratio when the two differ or either reads a file outside t
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from benchload import load_bench
 from delegates.fixtures import synth_bundle_dir
 
 from edge_agent.runtime.backend import load_backend
 from edge_agent.runtime.bundle import Bundle, load_bundle
 from edge_agent.runtime.segments import SegmentExecutor, evict_from_page_cache
 
-REPO = Path(__file__).resolve().parents[1]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_streaming", REPO / "bench" / "streaming.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_bench("streaming")
 
 
 @pytest.fixture
