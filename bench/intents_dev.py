@@ -91,6 +91,11 @@ def _equal(expected: Any, got: Any) -> bool:
     return str(expected).strip().lower() == str(got).strip().lower()
 
 
+def _slot_ok(slots: dict[str, Any], name: str, expected: Any) -> bool:
+    """Whether a result's ``slots`` give slot ``name`` the expected value."""
+    return name in slots and _equal(expected, slots[name]["value"])
+
+
 class Score:
     def __init__(self) -> None:
         self.n = 0
@@ -116,7 +121,7 @@ class Score:
         slots = result.get("slots") or {}
         for name, value in expected_slots.items():
             self.slots += 1
-            if name in slots and _equal(value, slots[name]["value"]):
+            if _slot_ok(slots, name, value):
                 self.slots_ok += 1
             else:
                 key2 = f"{expected_intent}.{name}"
@@ -265,7 +270,7 @@ def slot_rights(dev: Sequence[dict[str, Any]], out: Sequence[dict[str, Any]]) ->
             continue
         slots = res.get("slots") or {}
         for name, value in rec["slots"].items():
-            rights.append(name in slots and _equal(value, slots[name]["value"]))
+            rights.append(_slot_ok(slots, name, value))
     return rights
 
 
