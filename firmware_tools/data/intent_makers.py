@@ -2491,7 +2491,7 @@ def _dur_fill(g: Gen, slot: str, adjective: bool) -> Fill:
 
 def _tname(g: Gen) -> Fill:
     rooms = {a.lower() for a in g.home.areas}  # a timer called like a room would read as the room
-    name = g.choice([t for t in lx.TIMER_POOL if t not in rooms])
+    name = g.choice([t for t in lx.TIMER_NAMES if t not in rooms])
     return g.word(name, "timer_name", name=name)
 
 
