@@ -35,3 +35,26 @@ def run_lines(args: Sequence[str], lines: Sequence[str], bundle: str | None) -> 
     if len(out) != len(lines):
         raise SystemExit(f"{name} returned {len(out)} lines for {len(lines)} inputs")
     return out
+
+
+def print_paired(
+    label: str, expected: Sequence[str | None], a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
+) -> None:
+    """Per request of one set, whether bundle a and bundle b give the expected intent (out of
+    scope is right when rejected), in scope and out of scope apart: how many only a gets right,
+    how many only b, and the exact two-sided McNemar p (``paired_test``)."""
+    import numpy as np
+
+    from firmware_tools.model.metrics import paired_test
+
+    for scope, what in ((True, "in scope"), (False, "out of scope")):
+        keep = [i for i, exp in enumerate(expected) if (exp is not None) == scope]
+        if not keep:
+            continue
+        ra = np.array([a[i].get("intent") == expected[i] for i in keep], dtype=bool)
+        rb = np.array([b[i].get("intent") == expected[i] for i in keep], dtype=bool)
+        t = paired_test(ra, rb)
+        print(
+            f"  paired, {label} {what}: a {int(ra.sum())}/{len(keep)}, b {int(rb.sum())}/{len(keep)}; "
+            f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
+        )

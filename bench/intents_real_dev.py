@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._cli import run_lines  # noqa: E402
+from bench._cli import print_paired, run_lines  # noqa: E402
 from firmware_tools.data.intents import IntentExample  # noqa: E402
 from firmware_tools.data.real import SPLITS, Mapped, mapped  # noqa: E402
 
@@ -166,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=HOME, help="home YAML for edge-agent intents")
     ap.add_argument("--top", type=int, default=15, help="how many top errors to list")
     ap.add_argument("--dump", type=Path, help="write every line with its prediction (JSON lines) here")
+    ap.add_argument("--against", help="a second bundle: the same lines through it, paired per request")
     args = ap.parse_args(argv)
 
     rows, drops = mapped(_data_dir(args.data_dir), args.split)
@@ -175,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"== {args.split}: {len(rows)} mapped lines ({len(drops)} dropped), bundle {args.bundle or 'shipped'}"
     )
     report(rows, results, args.top)
+    if args.against:
+        other = run_lines(["intents", "--home", str(args.home)], texts, args.against)
+        print(f"== paired, per request: a = {args.bundle or 'shipped'}, b = {args.against}")
+        print_paired(args.split, [m.example.intent for m in rows], results, other)
     if args.dump:
         with args.dump.open("w", encoding="utf-8") as fh:
             for m, res in zip(rows, results, strict=True):

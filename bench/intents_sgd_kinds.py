@@ -3,6 +3,7 @@
 Usage::
 
     python bench/intents_sgd_kinds.py [--bundle DIR] [--data-dir ../shared/data] [--show N]
+        [--against DIR]
 
 Runs ``edge-agent intents`` as a user gets it (int8, the bundle's temperature and out-of-scope
 rule), in the example home (tests/data/home_example.yaml), on the scored rows of SGD's test split
@@ -12,7 +13,8 @@ film, subtitles), ``music`` (song, music, play, listen, hear, cast), ``weather``
 rain, forecast...), ``other``. The grouping only sorts the errors for reading; it is not a rule
 of the agent. Prints, per (intent, kind): rows, recognized, rejected as out of scope, given
 another intent; then every in-scope row's totals and the out-of-scope rows rejected.
-``--show N`` prints up to N rejected rows per group.
+``--show N`` prints up to N rejected rows per group. ``--against DIR`` runs the same rows through a
+second bundle and pairs the two per request (in scope and out of scope apart).
 
 The figure that tracks issue 31 is ``bench/intents_cross_source.py`` (float student, argmax);
 this one is the recognizer a user runs, so its in-scope share can differ by a point or two.
@@ -29,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._cli import run_lines  # noqa: E402
+from bench._cli import print_paired, run_lines  # noqa: E402
 from firmware_tools.data.sgd import mapped_sgd  # noqa: E402
 
 HOME = ROOT / "tests" / "data" / "home_example.yaml"
@@ -49,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bundle", default=None)
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--show", type=int, default=0)
+    ap.add_argument("--against", default=None, help="a second bundle, paired per request")
     args = ap.parse_args(argv)
     rows = [ex for _, ex in mapped_sgd(args.data_dir, "test")]
     if not rows:
@@ -87,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{100 * total['rejected'] / n:.2f}% rejected, {100 * total['other'] / n:.2f}% another intent"
     )
     print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
+    if args.against:
+        other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)
+        print(f"== paired, per request: a = {args.bundle or 'shipped'}, b = {args.against}")
+        print_paired("SGD test", [ex.intent for ex in rows], out, other)
     return 0
 
 

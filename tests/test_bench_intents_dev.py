@@ -49,3 +49,14 @@ def test_report_paired_slots_counts_the_discordant_slots(capsys: pytest.CaptureF
     line = capsys.readouterr().out
     assert "a 3/3, b 1/3" in line
     assert "only a right 2, only b right 0" in line
+
+
+def test_print_paired_splits_scope_and_counts_discordant_requests(capsys: pytest.CaptureFixture[str]) -> None:
+    cli = load_bench("_cli")
+    expected = ["HassTurnOn", "HassTurnOn", "HassTurnOff", None, None]
+    a = [{"intent": x} for x in ("HassTurnOn", None, "HassTurnOff", None, None)]
+    b = [{"intent": x} for x in (None, "HassTurnOn", None, None, "HassTurnOn")]
+    cli.print_paired("set", expected, a, b)
+    out = capsys.readouterr().out
+    assert "set in scope: a 2/3, b 1/3; only a right 2, only b right 1, p = 1.0" in out
+    assert "set out of scope: a 2/2, b 1/2; only a right 1, only b right 0, p = 1.0" in out
