@@ -7,6 +7,8 @@ Usage::
     python bench/custom_intents.py --embedding minilm     # stand-in: frozen all-MiniLM-L6-v2
     python bench/custom_intents.py --embedding mpnet --mpnet-dir DIR   # stand-in: all-mpnet-base-v2
     python bench/custom_intents.py --tune                 # choose the decision's settings first
+    python bench/custom_intents.py --parts ab --dump F    # each line of (a) and (b), right or not:
+                                                          # bench/paired_dumps.py pairs two bundles
 
 Data (``--data-dir``, default ``../shared/data``; ``--eval-dir``, default ``../shared/eval``):
 
@@ -316,11 +318,18 @@ def predict(scored: Scored, settings: CustomSettings) -> list[str | None]:
     return [d.intent for d in decisions(scored, settings)]
 
 
+def rights(case: Case, predicted: Sequence[str | None], custom: set[str]) -> list[bool]:
+    """Per line: a custom line is right with its intent, another without a custom one."""
+    return [
+        got == exp if exp is not None else got not in custom
+        for exp, got in zip(case.expected, predicted, strict=True)
+    ]
+
+
 def figures(case: Case, predicted: Sequence[str | None], custom: set[str]) -> dict[str, tuple[int, int]]:
-    """Per group: (right, total); a custom line is right with its intent, another without a custom one."""
+    """Per group: (right, total) of ``rights``."""
     out: dict[str, list[int]] = {}
-    for exp, got, group in zip(case.expected, predicted, case.groups, strict=True):
-        ok = got == exp if exp is not None else got not in custom
+    for ok, group in zip(rights(case, predicted, custom), case.groups, strict=True):
         cell = out.setdefault(group, [0, 0])
         cell[0] += int(ok)
         cell[1] += 1
@@ -682,7 +691,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--eval-dir", type=Path, help="directory holding intents/ha_tests_en.jsonl (../shared/eval)"
     )
     ap.add_argument("--parts", default="abcd", help="which parts to run (default abcd)")
+    ap.add_argument(
+        "--dump",
+        type=Path,
+        help="write each line of parts a and b and whether it was right (JSON lines, bench/paired_dumps.py)",
+    )
     args = ap.parse_args(argv)
+    if args.dump:
+        args.dump.write_text("", encoding="utf-8")  # parts a and b append to it
     data_dir = _shared("data", args.data_dir)
     model = open_model(args.bundle)
     use_tokenizer(model.tokenizer)  # the word-piece overlap reads the bundle's pieces either way
@@ -734,8 +750,15 @@ def _run_case(
     sentences = load_custom_sentences([case.path])
     builtin = builtin_results(case.texts, args.bundle)
     scored = score_lines(sentences, embed, case.texts, builtin, settings)
-    fig = figures(case, predict(scored, settings), set(sentences.intents))
+    predicted = predict(scored, settings)
+    fig = figures(case, predicted, set(sentences.intents))
     print_case(case, fig, label)
+    if args.dump:
+        oks = rights(case, predicted, set(sentences.intents))
+        with args.dump.open("a", encoding="utf-8") as fh:
+            for i, (ok, group) in enumerate(zip(oks, case.groups, strict=True)):
+                row = {"key": f"{case.name}:{i}", "group": f"{case.name} {group}", "ok": ok}
+                fh.write(json.dumps(row) + "\n")
     err, n = custom_ece(case, scored, settings)
     print(f"  confidence ECE of custom decisions {err:.4f}  ({n} lines given a custom intent)")
 
