@@ -3,11 +3,12 @@
 Usage::
 
     python bench/intents_sgd_kinds.py [--bundle DIR] [--data-dir ../shared/data] [--show N]
-        [--against DIR]
+        [--against DIR] [--split test|dev]
 
 Runs ``edge-agent intents`` as a user gets it (int8, the bundle's temperature and out-of-scope
 rule), in the example home (tests/data/home_example.yaml), on the scored rows of SGD's test split
-(``firmware_tools.data.sgd.mapped_sgd``: weather, songs and films in scope, other services out).
+(``--split dev``: its dev split; ``firmware_tools.data.sgd.mapped_sgd``: weather, songs and films
+in scope, other services out).
 The in-scope rows are grouped by what they ask for, from their words: ``film`` (watch, movie,
 film, subtitles), ``music`` (song, music, play, listen, hear, cast), ``weather`` (weather,
 rain, forecast...), ``other``. The grouping only sorts the errors for reading; it is not a rule
@@ -52,10 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--against", default=None, help="a second bundle, paired per request")
+    ap.add_argument("--split", choices=("test", "dev"), default="test", help="which SGD split (default test)")
     args = ap.parse_args(argv)
-    rows = [ex for _, ex in mapped_sgd(args.data_dir, "test")]
+    rows = [ex for _, ex in mapped_sgd(args.data_dir, args.split)]
     if not rows:
-        raise SystemExit(f"no SGD test rows under {args.data_dir}")
+        raise SystemExit(f"no SGD {args.split} rows under {args.data_dir}")
     out = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.bundle)
     groups: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     shown: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.against:
         other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)
         print(f"== paired, per request: a = {args.bundle or 'shipped'}, b = {args.against}")
-        print_paired("SGD test", [ex.intent for ex in rows], out, other)
+        print_paired(f"SGD {args.split}", [ex.intent for ex in rows], out, other)
     return 0
 
 
