@@ -78,6 +78,8 @@ def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:
         ("find me songs by Adele", "Music_1", "LookupSong"),
         ("wake me at 7", "Alarm_1", "AddAlarm"),
         ("book a table for two", "Restaurants_1", "ReserveRestaurant"),
+        ("i want to watch a movie", "Movies_3", "FindMovies"),
+        ("find films showing near me", "Movies_1", "FindMovies"),
     ]
     (tmp_path / "sgd").mkdir()
     lines = [json.dumps({"text": t, "service": s, "intent": i, "spans": []}) for t, s, i in rows]
@@ -87,8 +89,9 @@ def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:
         "what's the weather in Paris tomorrow": "HassGetWeather",
         "play some jazz in the kitchen": "HassMediaSearchAndPlay",
         "book a table for two": None,
+        "find films showing near me": None,  # a cinema's listings; a film finder's search is not scored
     }
-    assert len(sgd_texts(tmp_path, "test")) == 5 and sgd_texts(tmp_path, "train") == []
+    assert len(sgd_texts(tmp_path, "test")) == 7 and sgd_texts(tmp_path, "train") == []
 
 
 def test_episodes_leave_out_untaught_intents_of_a_taught_service() -> None:

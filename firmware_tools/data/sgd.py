@@ -14,9 +14,13 @@ the project. What each split is for:
 
 Services map onto ours by what the user asks for: ``Weather_*`` ``GetWeather`` is a weather
 request, ``Music_*`` ``PlaySong``/``PlayMedia`` and ``Media_*`` ``PlayMovie`` ask to play media.
-Searches (``LookupMusic``, ``LookupSong``, ``FindMovies``) and alarms (``Alarm_1``; we have
-timers, not alarms at a clock time) are neither ours nor clearly out of scope for a home agent
-("find me songs by Adele" could start playback), so they are left out of scoring. Every other
+Searches (``LookupMusic``, ``LookupSong``, ``FindMovies`` of ``Media_*`` and of the film
+finders ``Movies_2`` and ``Movies_3``) and alarms (``Alarm_1``; we have timers, not alarms at a
+clock time) are neither ours nor clearly out of scope for a home agent ("find me songs by Adele"
+or "I want to watch a movie" could start playback), so they are left out of scoring. ``Movies_1``
+finds films showing at a cinema and sells tickets: out of scope, as Snips' screening searches
+are. (Until 3 December 2026 the two film finders' searches were scored as out of scope, although
+the same words in ``Media_*`` were not scored.) Every other
 service (banks, buses, flights, hotels, restaurants, ride sharing...) is out of scope.
 """
 
@@ -43,6 +47,7 @@ _OURS: dict[tuple[str, str], str] = {
 # neither ours nor out of scope (see the module docstring)
 _UNSCORED_FAMILIES = {"Alarm"}
 _UNSCORED_INTENTS = {("Music", "LookupMusic"), ("Music", "LookupSong"), ("Media", "FindMovies")}
+_UNSCORED_SERVICES = {("Movies_2", "FindMovies"), ("Movies_3", "FindMovies")}
 
 
 class SgdError(ValueError):
@@ -82,7 +87,11 @@ def _label(row: SgdRow) -> str | bool | None:
     ours = _OURS.get((row.family, row.intent))
     if ours is not None:
         return ours
-    if row.family in _UNSCORED_FAMILIES or (row.family, row.intent) in _UNSCORED_INTENTS:
+    if (
+        row.family in _UNSCORED_FAMILIES
+        or (row.family, row.intent) in _UNSCORED_INTENTS
+        or (row.service, row.intent) in _UNSCORED_SERVICES
+    ):
         return False
     return None
 
