@@ -28,7 +28,7 @@ def watchdog_interval(env: Mapping[str, str] | None = None) -> float | None:
     if not usec:
         return None
     pid = env.get("WATCHDOG_PID")
-    if pid and pid.isdigit() and int(pid) != os.getpid():
+    if pid and pid.isascii() and pid.isdigit() and int(pid) != os.getpid():
         return None
     try:
         value = int(usec)

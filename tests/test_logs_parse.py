@@ -3,6 +3,8 @@ with headers of many formats, and garbage."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -229,3 +231,11 @@ def test_json_escaped_lone_surrogates_become_replacement_characters() -> None:
     assert p.message.endswith(" fan stalled") and "\ud868" not in p.message
     p.message.encode("utf-8")  # publishable text
     assert p.app is not None and "\udc00" not in p.app
+
+
+@pytest.mark.parametrize("digit", ["²", "³", "①"])  # str.isdigit() is true for these, int() fails
+def test_a_level_or_timestamp_of_non_ascii_digits_is_no_level_and_no_time(digit: str) -> None:
+    p = parse_line(RawLine(text="disk full", level=digit))
+    assert (p.message, p.level) == ("disk full", None)
+    p = parse_line(json.dumps({"MESSAGE": "Started.", "PRIORITY": digit, "__REALTIME_TIMESTAMP": digit}))
+    assert (p.message, p.level, p.ts) == ("Started.", None, None)

@@ -243,6 +243,10 @@ def test_journald_export_entries() -> None:
     assert (one.text, one.ts, one.level) == ("systemd: Started Daily apt upgrade.", 1701424800.25, "6")
     two = logs_msg.parse_lines(entry + b"\n" + entry)  # journalctl -o json: one object a line
     assert [ln.text for ln in two] == [entry.decode()] * 2
+    # str.isdigit() is true for a superscript two, int() is not: no level and no time, no error
+    odd_entry = entry.replace(b'"6"', b'"\\u00b2"').replace(b'"1701424800250000"', b'"\\u00b2"')
+    (odd,) = logs_msg.parse_lines(odd_entry)
+    assert (odd.text, odd.ts, odd.level) == ("systemd: Started Daily apt upgrade.", None, None)
 
 
 def test_log_source_from_topic_levels() -> None:

@@ -113,7 +113,7 @@ def normalize_level(level: object) -> str | None:
     if not isinstance(level, str) or not level.strip():
         return None
     word = level.strip().strip("[]<>:").lower()
-    if word.isdigit() and int(word) <= 7:
+    if word.isascii() and word.isdigit() and int(word) <= 7:
         return pri_level(int(word))
     if word in LEVEL_WORDS:
         return LEVEL_WORDS[word]
@@ -239,7 +239,7 @@ def _parse_json(text: str) -> ParsedLine | None:
     )
     ts = next((_parse_ts(doc[k]) for k in ("ts", "time", "timestamp", "@timestamp") if k in doc), None)
     realtime = doc.get("__REALTIME_TIMESTAMP")  # journald: microseconds, as a string
-    if ts is None and isinstance(realtime, str) and realtime.isdigit():
+    if ts is None and isinstance(realtime, str) and realtime.isascii() and realtime.isdigit():
         ts = int(realtime) / 1e6
     host = next((doc[k] for k in ("host", "hostname", "_HOSTNAME") if isinstance(doc.get(k), str)), None)
     return ParsedLine(

@@ -100,8 +100,8 @@ def _journald(item: dict[str, Any]) -> RawLine:
     text = str(item["MESSAGE"])
     return RawLine(
         text=f"{tag}: {text}" if isinstance(tag, str) and tag else text,
-        ts=int(us) / 1e6 if isinstance(us, str) and us.isdigit() else None,
-        level=prio if isinstance(prio, str) and prio.isdigit() else None,
+        ts=int(us) / 1e6 if isinstance(us, str) and us.isascii() and us.isdigit() else None,
+        level=prio if isinstance(prio, str) and prio.isascii() and prio.isdigit() else None,
     )
 
 
