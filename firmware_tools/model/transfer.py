@@ -7,9 +7,8 @@ Two kinds, both never inside a slot span (the spans move with the text and stay 
   with the teacher's argmax), since dropping "off" from "turn off the fan" changes its meaning.
 - ``restyle``: the way people talk to a speaker, which keeps the meaning and so the gold labels:
   a wake word or the assistant's name in front, politeness and hedges around a command, a
-  first-person wish ("i'd like you to ..."), an answer to what was said before it ("okay,
-  thanks. now ..."), thanks at the end, punctuation dropped as speech recognizers do, a short
-  function word lost. In-scope and out-of-scope rows are restyled alike,
+  first-person wish ("i'd like you to ..."), thanks at the end, punctuation dropped as speech
+  recognizers do, a short function word lost. In-scope and out-of-scope rows are restyled alike,
   so that no style becomes a sign of either.
 """
 
@@ -116,14 +115,6 @@ _HEDGES = (
 _WISHES = (
     "i'd like you to ", "i want you to ", "i need you to ", "i'd love it if you could ", "i'd like to "
 )
-# what a person says back before the next request, in a conversation with the assistant: agreeing,
-# declining, thanking; it never changes what the request after it asks for
-_REPLIES = (
-    "yes, ", "yes please, ", "yeah. ", "okay. ", "ok, ", "alright. ", "great, thanks. ", "perfect. ",
-    "sounds good. ", "that's great. ", "no, not now. ", "no thanks. ", "thanks. ", "thank you. ",
-    "got it. ", "cool. ", "fine. ", "nice, ", "that works. ", "oh, and ",
-    "one more thing, ", "also, ", "and ", "now ", "okay, now ", "thanks. next, ", "good. then ",
-)
 _QUESTION_OPENERS = ("quick question ", "do you know ", "tell me ", "i wonder ", "um ", "so ")
 _ENDINGS = (" please", " thanks", " thank you", " if you can", " for me", " when you get a chance", " cheers")
 _FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "my", "of", "is", "for"})
@@ -138,9 +129,7 @@ _QUESTION_WORDS = frozenset(
 
 def _style_prefix(first: str, rng: random.Random) -> str:
     parts = []
-    if rng.random() < 0.15:
-        parts.append(rng.choice(_REPLIES))
-    elif rng.random() < 0.45:
+    if rng.random() < 0.45:
         call = rng.choice(_CALLS)
         parts.append(call + (", " if rng.random() < 0.3 else " "))
     r = rng.random()
