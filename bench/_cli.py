@@ -37,24 +37,30 @@ def run_lines(args: Sequence[str], lines: Sequence[str], bundle: str | None) -> 
     return out
 
 
-def print_paired(
-    label: str, expected: Sequence[str | None], a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
-) -> None:
-    """Per request of one set, whether bundle a and bundle b give the expected intent (out of
-    scope is right when rejected), in scope and out of scope apart: how many only a gets right,
+def paired_line(label: str, a: Sequence[bool], b: Sequence[bool]) -> str:
+    """``label``: how many of the same items bundle a and bundle b get right, how many only a,
     how many only b, and the exact two-sided McNemar p (``paired_test``)."""
     import numpy as np
 
     from firmware_tools.model.metrics import paired_test
 
+    ra, rb = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    t = paired_test(ra, rb)
+    return (
+        f"{label}: a {int(ra.sum())}/{len(ra)}, b {int(rb.sum())}/{len(rb)}; "
+        f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
+    )
+
+
+def print_paired(
+    label: str, expected: Sequence[str | None], a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
+) -> None:
+    """Per request of one set, whether bundle a and bundle b give the expected intent (out of
+    scope is right when rejected), in scope and out of scope apart (``paired_line``)."""
     for scope, what in ((True, "in scope"), (False, "out of scope")):
         keep = [i for i, exp in enumerate(expected) if (exp is not None) == scope]
         if not keep:
             continue
-        ra = np.array([a[i].get("intent") == expected[i] for i in keep], dtype=bool)
-        rb = np.array([b[i].get("intent") == expected[i] for i in keep], dtype=bool)
-        t = paired_test(ra, rb)
-        print(
-            f"  paired, {label} {what}: a {int(ra.sum())}/{len(keep)}, b {int(rb.sum())}/{len(keep)}; "
-            f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
-        )
+        ra = [a[i].get("intent") == expected[i] for i in keep]
+        rb = [b[i].get("intent") == expected[i] for i in keep]
+        print(f"  paired, {paired_line(f'{label} {what}', ra, rb)}")

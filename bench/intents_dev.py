@@ -39,13 +39,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._cli import run_lines  # noqa: E402
+from bench._cli import paired_line, run_lines  # noqa: E402
 from edge_agent.nlu.home import Home  # noqa: E402
 from edge_agent.nlu.schema import INTENTS  # noqa: E402
 
@@ -278,14 +277,7 @@ def report_paired_slots(
     dev: Sequence[dict[str, Any]], a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
 ) -> None:
     """The HA dev set's slots paired per expected slot between bundle a and bundle b."""
-    from firmware_tools.model.metrics import paired_test
-
-    ra, rb = np.array(slot_rights(dev, a), dtype=bool), np.array(slot_rights(dev, b), dtype=bool)
-    t = paired_test(ra, rb)
-    print(
-        f"  dev, slots per expected slot: a {int(ra.sum())}/{len(ra)}, b {int(rb.sum())}/{len(rb)}; "
-        f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
-    )
+    print(f"  {paired_line('dev, slots per expected slot', slot_rights(dev, a), slot_rights(dev, b))}")
 
 
 def run_cli_sets(
@@ -319,7 +311,6 @@ def report_paired(
 ) -> None:
     """Per request, right or wrong under bundle a and under bundle b (intent only; out of scope is
     right when rejected); how many only a gets right, how many only b, exact two-sided McNemar p."""
-    from firmware_tools.model.metrics import paired_test
 
     def right(run: dict[str, list[dict[str, Any]]], key: str, scope: bool) -> list[bool]:
         return [
@@ -334,15 +325,10 @@ def report_paired(
     ]
     for keys, label in groups:
         for scope, what in ((True, "in scope"), (False, "out of scope")):
-            ra = np.array([x for k in keys for x in right(a, k, scope)], dtype=bool)
-            rb = np.array([x for k in keys for x in right(b, k, scope)], dtype=bool)
-            if not len(ra):
-                continue
-            t = paired_test(ra, rb)
-            print(
-                f"  {label}, {what}: a {int(ra.sum())}/{len(ra)}, b {int(rb.sum())}/{len(rb)}; "
-                f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
-            )
+            ra = [x for k in keys for x in right(a, k, scope)]
+            rb = [x for k in keys for x in right(b, k, scope)]
+            if ra:
+                print(f"  {paired_line(f'{label}, {what}', ra, rb)}")
 
 
 def report_probe(name: str, probe: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:

@@ -7,7 +7,7 @@ Usage::
 Each file holds one JSON object per line with ``key`` (the same line in both files), ``group``
 and ``ok`` (``bench/custom_intents.py --dump`` writes them). Prints, per group and over all lines:
 how many each bundle gets right, how many only a, how many only b, and the exact two-sided McNemar
-p (``firmware_tools.model.metrics.paired_test``). Keys present in one file only are an error.
+p (``bench/_cli.paired_line``). Keys present in one file only are an error.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from firmware_tools.model.metrics import paired_test
+from bench._cli import paired_line
 
 
 def read(path: Path) -> dict[str, tuple[str, bool]]:
@@ -39,16 +37,9 @@ def paired(a: dict[str, tuple[str, bool]], b: dict[str, tuple[str, bool]]) -> li
     for key, (group, _) in a.items():
         groups[group].append(key)
     groups["all lines"] = list(a)
-    out = []
-    for group, keys in groups.items():
-        ra = np.array([a[k][1] for k in keys], dtype=bool)
-        rb = np.array([b[k][1] for k in keys], dtype=bool)
-        t = paired_test(ra, rb)
-        out.append(
-            f"{group}: a {int(ra.sum())}/{len(keys)}, b {int(rb.sum())}/{len(keys)}; "
-            f"only a right {t['a_only']}, only b right {t['b_only']}, p = {t['p']}"
-        )
-    return out
+    return [
+        paired_line(group, [a[k][1] for k in keys], [b[k][1] for k in keys]) for group, keys in groups.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
