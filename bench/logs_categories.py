@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/logs_categories.py [--labels bench/data/log_categories.tsv]
-        [--data ../shared/eval/logs] [--no-model] [--show N]
+        [--data ../shared/eval/logs] [--bundle DIR] [--no-model] [--show N]
 
 The sample: 252 lines, each labelled by hand with one of the categories of
 ``edge_agent/logs/labels.py`` (docs/logs.md says what each covers): 156 lines of the loghub 2k
@@ -83,10 +83,11 @@ def main() -> int:
     ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="loghub 2k samples (../shared/eval/logs)")
     ap.add_argument("--no-model", action="store_true")
+    ap.add_argument("--bundle", type=Path, help="bundle directory (default: the shipped one)")
     ap.add_argument("--show", type=int, default=0, help="disagreements printed per hand label")
     args = ap.parse_args()
     rows = read_labels(args.labels, args.data)
-    predicted = predict(rows, load_model(args.no_model))
+    predicted = predict(rows, load_model(args.no_model, args.bundle))
     per_label: dict[str, Counter[str]] = defaultdict(Counter)
     per_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for (source, truth, _), guess in zip(rows, predicted, strict=True):

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/logs_flags.py [--data ../shared/eval/logs] [--no-model] [--show N]
+    .venv/bin/python bench/logs_flags.py [--data ../shared/eval/logs] [--bundle DIR] [--no-model] [--show N]
         [--loghub-only | --local-only] [--files F1,F2]
 
 Each input is one source of one ``LogService`` (the shipped bundle unless ``--no-model``), fed in
@@ -56,13 +56,14 @@ def local_inputs(files: list[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def load_model(no_model: bool) -> object | None:
+def load_model(no_model: bool, bundle: Path | None = None) -> object | None:
+    """The log heads of ``bundle`` (default: the shipped bundle), or None for the keyword rules."""
     if no_model:
         return None
     from edge_agent.runtime.bundle import default_bundle_path, load_bundle
     from edge_agent.runtime.model import Model
 
-    path = default_bundle_path()
+    path = bundle if bundle is not None else default_bundle_path()
     if not (Path(path) / "manifest.json").exists():
         print("no bundle installed: keyword rules label the lines")
         return None
@@ -90,12 +91,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--no-model", action="store_true")
+    ap.add_argument("--bundle", type=Path, help="bundle directory (default: the shipped one)")
     ap.add_argument("--show", type=int, default=0, help="flagged lines printed per input")
     ap.add_argument("--loghub-only", action="store_true")
     ap.add_argument("--local-only", action="store_true")
     ap.add_argument("--files", default="", help="comma-separated local files instead of /var/log")
     args = ap.parse_args()
-    model = load_model(args.no_model)
+    model = load_model(args.no_model, args.bundle)
     print(f"{'input':<44} {'lines':>6} {'flagged':>6} {'share':>8}")
     if not args.local_only:
         worst = 0.0

@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python bench/logs_severity.py [--data ../shared/eval/logs] [--no-model] [--show N]
-        [--systems A,B] [--local-only | --loghub-only] [--files F1,F2]
+    .venv/bin/python bench/logs_severity.py [--data ../shared/eval/logs] [--bundle DIR] [--no-model]
+        [--show N] [--systems A,B] [--local-only | --loghub-only] [--files F1,F2]
 
 1. **Level-stripped loghub lines.** Each system that states a level on every line is read with
    its stated level (the ``Level`` column of loghub's structured file), the level token is cut out
@@ -128,13 +128,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--no-model", action="store_true")
+    ap.add_argument("--bundle", type=Path, help="bundle directory (default: the shipped one)")
     ap.add_argument("--show", type=int, default=0, help="mislabelled lines printed per input")
     ap.add_argument("--systems", default=",".join(SEVERITY_BENCH_SYSTEMS), help="comma-separated")
     ap.add_argument("--loghub-only", action="store_true")
     ap.add_argument("--local-only", action="store_true")
     ap.add_argument("--files", default="", help="comma-separated local files instead of /var/log")
     args = ap.parse_args()
-    model = load_model(args.no_model)
+    model = load_model(args.no_model, args.bundle)
     if not args.local_only:
         systems = [s for s in args.systems.split(",") if s]
         overall: Counter[tuple[str, str]] = Counter()
