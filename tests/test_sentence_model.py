@@ -141,36 +141,3 @@ def test_the_balanced_choice_weighs_both_goals() -> None:
         assert goal(balanced) >= goal(fixed) - 1e-9
     recognized = balanced["custom_recognized"] / GOAL_RECOGNIZED
     assert abs(recognized - balanced["custom_uncovered_rejected"] / GOAL_REJECTED) < 0.1
-
-
-def test_clinc_episodes_use_intents_not_ours_nor_the_benchmarks(tmp_path: Path) -> None:
-    from firmware_tools.model.custom_calib import clinc_episodes
-
-    val = [[f"how much is left on my bill number {i}", "bill_balance"] for i in range(20)]
-    val += [[f"book me a flight to city {i}", "book_flight"] for i in range(20)]
-    val += [[f"i need an uber to place {i}", "uber"] for i in range(20)]  # scored by the benchmark
-    val += [[f"what is the weather in city {i}", "weather"] for i in range(20)]  # ours
-    oos_val = [[f"how tall is mountain {i}", "oos"] for i in range(5)]
-    (tmp_path / "clinc150").mkdir()
-    (tmp_path / "clinc150" / "data_full.json").write_text(json.dumps({"val": val, "oos_val": oos_val}))
-    episodes = clinc_episodes(tmp_path, seed=3)
-    assert episodes
-    for ep in episodes:
-        texts = ep.examples + ep.queries
-        assert not any("uber" in t or "weather" in t for t in texts)
-        assert ep.n_intents == 1 and len(ep.examples) == 10  # one of the two intents taught
-        untaught = [q for q, k in zip(ep.queries, ep.query_intent, strict=True) if k < 0]
-        assert sum("mountain" in q for q in untaught) == 5 and len(untaught) == 25
-    # without the exclusion the benchmark's intent takes part
-    every = clinc_episodes(tmp_path, seed=3, exclude=())
-    assert any("uber" in t for ep in every for t in ep.examples + ep.queries)
-
-
-def test_the_benchmark_intents_left_out_of_calibration_are_the_benchmarks() -> None:
-    import yaml
-
-    from firmware_tools.model.custom_calib import BENCH_CLINC_INTENTS
-
-    doc = yaml.safe_load((Path(__file__).parents[1] / "bench" / "data" / "custom_clinc.yaml").read_text())
-    named = {block["metadata"]["clinc"] for body in doc["intents"].values() for block in body["data"]}
-    assert named == BENCH_CLINC_INTENTS

@@ -1,8 +1,7 @@
 """``edge-fw calibrate-custom BUNDLE --data-dir DIR``: choose a bundle's custom-intent settings again.
 
 ``build-model`` chooses ``calibration.custom_intents`` (the threshold, the confidence map, how
-the sentence embedding and the word-piece overlap are mixed) on episodes of simulated users drawn
-from SGD's development split and, when the data directory has it, CLINC150's validation split
+the sentence embedding and the word-piece overlap are mixed) on SGD development episodes
 (``firmware_tools/model/custom_calib.py``). This runs the same choice on an existing bundle,
 without retraining, for a bundle built before the choice changed. The manifest changes: sign
 afterwards.
@@ -27,17 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("bundle", type=Path, help="bundle directory (its manifest is changed in place)")
     p.add_argument(
-        "--data-dir",
-        type=Path,
-        required=True,
-        help="directory holding sgd/dev.jsonl and clinc150/ (../shared/data)",
+        "--data-dir", type=Path, required=True, help="directory holding sgd/dev.jsonl (../shared/data)"
     )
     p.add_argument("--seed", type=int, help="episode seed (default: the bundle's build seed)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from firmware_tools.model.custom_calib import episode_sources, recalibrate_bundle
+    from firmware_tools.model.custom_calib import recalibrate_bundle
 
     if refuse_signed(args.bundle, "calibrate-custom", "calibrating", "calibrate"):
         return 2
@@ -50,5 +46,5 @@ def _run(args: argparse.Namespace) -> int:
     found = manifest["metrics"]["student_int8"]
     metrics = {k: round(v, 4) for k, v in found.items() if k.startswith("custom_")}
     print(f"calibration.custom_intents: {json.dumps(cal)}")
-    print(f"on episodes of {' + '.join(episode_sources(args.data_dir))}: {json.dumps(metrics)}")
+    print(f"on SGD development episodes: {json.dumps(metrics)}")
     return 0

@@ -641,10 +641,10 @@ def _custom_calibration(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Custom-intent threshold and confidence map of a variant, through the int8 runtime
     (``custom_calib.py`` says on what)."""
-    from firmware_tools.model.custom_calib import calibrate_bundle, data_episodes, episodes_from_examples
+    from firmware_tools.model.custom_calib import calibrate_bundle, episodes_from_examples, sgd_episodes
 
     if data.data_dir is not None and (data.data_dir / "sgd" / "dev.jsonl").is_file():
-        episodes = data_episodes(data.data_dir, seed)
+        episodes = sgd_episodes(data.data_dir, seed)
     else:
         episodes = episodes_from_examples(data.it_ho.examples, seed)
     return calibrate_bundle(stage, episodes, variant)

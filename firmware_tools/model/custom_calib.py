@@ -8,17 +8,11 @@ an intent nobody taught left alone? The threshold is the lowest score at which, 
 episodes, at least ``target_rejection`` of the untaught sentences stay unmatched; the confidence
 is a logistic fit of "the best intent is right" on the score.
 
-With a data directory the episodes come from two sources of crowd-written requests, as many
-from each when both are there: the Schema-Guided Dialogue development split (banking, travel, events,
-restaurants...: none of them our intents, never trained on; the intent head never saw SGD labels
-and its sentence embedding learnt from SGD's training split only), where the untaught queries are
-other services' requests, often close to a taught one (a bus beside a train); and CLINC150's
-validation split (never trained on; the build calibrates the built-in intents on it too), its
-intents none of whose lines is ours, less the 20 that ``bench/custom_intents.py`` scores
-(``BENCH_CLINC_INTENTS``), with its out-of-scope lines as untaught queries: requests of every
-kind. One source alone sets the threshold for its own kind of neighbour (SGD's alone chose a
-threshold that recognized 67% of CLINC150's custom requests). Without a data directory (the tiny
-build) they come from the generated held-out split, with our own intents standing in.
+With a data directory the episodes come from the Schema-Guided Dialogue development split
+(crowd-written requests of banking, travel, events, restaurants...: none of them our intents,
+never trained on; the intent head never saw SGD labels and its sentence embedding learnt from
+SGD's training split only). Without one (the tiny build) they come from the generated held-out
+split, with our own intents standing in.
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,13 +31,9 @@ from edge_agent.nlu.custom.lexical import Lexical
 from edge_agent.nlu.custom.match import example_layout, fit_logistic, intent_cohesion, intent_scores
 
 __all__ = [
-    "BENCH_CLINC_INTENTS",
     "Episode",
     "calibrate_bundle",
     "calibrate_custom",
-    "clinc_episodes",
-    "data_episodes",
-    "episode_sources",
     "episodes_from_examples",
     "recalibrate_bundle",
     "sgd_episodes",
@@ -59,16 +49,6 @@ GOAL_REJECTED = 0.92
 TOP_K = (1, 2, 3)
 COHESION_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
 LEXICAL_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
-# the CLINC150 intents of bench/custom_intents.py (bench/data/custom_clinc.yaml, which a test
-# keeps equal to this): their lines never take part in calibration episodes
-BENCH_CLINC_INTENTS = frozenset(
-    {
-        "uber", "order", "recipe", "tell_joke", "flip_coin", "roll_dice", "translate", "definition",
-        "exchange_rate", "traffic", "make_call", "restaurant_reservation", "meal_suggestion",
-        "fun_fact", "distance", "spelling", "calories", "find_phone", "measurement_conversion",
-        "next_holiday",
-    }
-)  # fmt: skip
 
 
 @dataclass
@@ -130,51 +110,6 @@ def sgd_episodes(data_dir: Path, seed: int) -> list[Episode]:
             groups[row.intent].append(row.text)
             families[row.intent].add(row.family)
     return episodes_from_groups(groups, seed, families=families)
-
-
-def clinc_episodes(
-    data_dir: Path, seed: int, exclude: Collection[str] = BENCH_CLINC_INTENTS
-) -> list[Episode]:
-    """Episodes from CLINC150's validation split: one group per CLINC intent none of whose lines
-    is one of ours or dropped as near one (``firmware_tools.data.real``), less ``exclude``; the
-    out-of-scope validation lines are untaught queries of every episode."""
-    from firmware_tools.data.real import mapped
-
-    rows, drops = mapped(data_dir, "val")
-    groups: dict[str, list[str]] = defaultdict(list)
-    ours = {d.source for d in drops}
-    oos: list[str] = []
-    for m in rows:
-        if m.source == "clinc:oos":
-            oos.append(m.example.text)
-        elif m.example.intent is not None:
-            ours.add(m.source)
-        elif m.source.startswith("clinc:"):
-            groups[m.source].append(m.example.text)
-    skip = ours | {f"clinc:{name}" for name in exclude}
-    eps = episodes_from_groups({k: v for k, v in groups.items() if k not in skip}, seed)
-    for ep in eps:
-        ep.queries += oos
-        ep.query_intent += [-1] * len(oos)
-    return eps
-
-
-def episode_sources(data_dir: Path) -> list[str]:
-    """The splits of ``data_dir`` that ``data_episodes`` draws from: SGD's development split
-    (needed) and CLINC150's validation split when the directory has CLINC150."""
-    sources = ["SGD dev"]
-    if (data_dir / "clinc150" / "data_full.json").is_file():
-        sources.append("CLINC150 val")
-    return sources
-
-
-def data_episodes(data_dir: Path, seed: int) -> list[Episode]:
-    """The episodes of a data directory (``episode_sources``; the module docstring says why
-    both sources)."""
-    episodes = sgd_episodes(data_dir, seed)
-    if "CLINC150 val" in episode_sources(data_dir):
-        episodes += clinc_episodes(data_dir, seed)
-    return episodes
 
 
 def episodes_from_examples(examples: Sequence[Any], seed: int) -> list[Episode]:
@@ -375,9 +310,9 @@ def calibrate_bundle(
 
 def recalibrate_bundle(root: Path, data_dir: Path, seed: int | None = None) -> dict[str, Any]:
     """Choose ``calibration.custom_intents`` of an existing bundle again, as ``build-model`` does
-    (``data_episodes`` of ``data_dir``; ``seed`` default: the bundle's build seed), for the
-    default variant and every variant that has one; rewrites the manifest in place (atomic) and
-    returns it. Raises ``ValueError`` without SGD's development split."""
+    (SGD development episodes of ``data_dir``; ``seed`` default: the bundle's build seed), for
+    the default variant and every variant that has one; rewrites the manifest in place (atomic)
+    and returns it. Raises ``ValueError`` without SGD's development split."""
     from edge_agent.runtime.bundle import MANIFEST, load_bundle
 
     if not (data_dir / "sgd" / "dev.jsonl").is_file():
@@ -386,7 +321,7 @@ def recalibrate_bundle(root: Path, data_dir: Path, seed: int | None = None) -> d
     manifest = load_bundle(root).manifest
     if seed is None:
         seed = int(manifest.get("build", {}).get("seed", 7))
-    episodes = data_episodes(data_dir, seed)
+    episodes = sgd_episodes(data_dir, seed)
     cal, metrics = calibrate_bundle(root, episodes)
     manifest.setdefault("calibration", {})["custom_intents"] = cal
     manifest.setdefault("metrics", {}).setdefault("student_int8", {}).update(metrics)
