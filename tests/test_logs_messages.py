@@ -225,3 +225,41 @@ def test_text_is_shortened_between_words_and_outside_quotes() -> None:
     head = alert.headline
     assert head.startswith("gw ERROR storage: mmc0: timeout waiting") and head.endswith(" … (+3 lines)")
     assert " car …" not in head and "(+3 lines)" in head
+
+
+def test_alert_headline_shows_the_program_and_the_message_without_the_header() -> None:
+    from edge_agent.logs.service import LogService
+
+    line = "Mar  4 07:22:09 gw-porch kernel: [86973.660127] Out of memory: Killed process 1877 (python3)"
+    out = LogService().ingest("gw", [line], now=1.0)
+    [alert] = [o.payload for o in out if o.topic_suffix == "alert/gw"]
+    assert alert["line"] == line  # the record keeps the whole line
+    sev, cat = alert["severity"].upper(), alert["category"]
+    app = "" if cat == "kernel" else "kernel: "
+    assert alert["headline"] == f"gw {sev} {cat}: {app}Out of memory: Killed process 1877 (python3)"
+
+    def head(app: str | None, category: str) -> str:
+        msg = AlertMessage(
+            source="gw", at=1.0, line="Mar  4 07:12:48 gw-porch kernel: mmc0: Timeout", template_id=1,
+            template="x", severity="warning", category=category, score=0.9, message="mmc0: Timeout", app=app,
+        )  # fmt: skip
+        return msg.headline
+
+    assert head("kernel", "kernel") == "gw WARNING kernel: mmc0: Timeout"  # not "kernel: kernel:"
+    assert head("kernel", "storage") == "gw WARNING storage: kernel: mmc0: Timeout"
+    assert head(None, "storage") == "gw WARNING storage: mmc0: Timeout"
+
+
+def test_story_names_its_one_value_once() -> None:
+    from edge_agent.logs.service import LogService
+
+    line = "Mar  4 07:07:0{i} gw sshd[2288]: Invalid user u{i} from 203.0.113.77 port 4011{i}"
+    lines = [line.format(i=i) for i in range(3)]
+    svc = LogService(config=LogsConfig(window_s=3600))
+    out = svc.ingest("gw", lines, now=1.0) + svc.flush(2.0)
+    [summary] = [o.payload for o in out if o.topic_suffix == "summary/gw"]
+    story = summary["story"]
+    if story is None or "ip" not in (story.get("values") or {}):
+        pytest.fail(f"expected a story with IPs: {summary['headline']}")
+    told = summary["headline"].split("; ")[1]  # the story's part
+    assert told.startswith("3× ") and told.count("203.0.113.77") == 1, summary["headline"]

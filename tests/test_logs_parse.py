@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge_agent.logs.masking import mask
-from edge_agent.logs.parse import clean_text, decode_line, infer_severity, parse_line
+from edge_agent.logs.parse import clean_text, decode_line, display_message, infer_severity, parse_line
 from edge_agent.records.logs import RawLine
 
 
@@ -239,3 +239,23 @@ def test_a_level_or_timestamp_of_non_ascii_digits_is_no_level_and_no_time(digit:
     assert (p.message, p.level) == ("disk full", None)
     p = parse_line(json.dumps({"MESSAGE": "Started.", "PRIORITY": digit, "__REALTIME_TIMESTAMP": digit}))
     assert (p.message, p.level, p.ts) == ("Started.", None, None)
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        ("[86412.118402] mmc0: Timeout waiting", "mmc0: Timeout waiting"),  # kernel uptime stamp
+        ("[ 5.1] usb 1-1: new device", "usb 1-1: new device"),
+        ("warning  z2m: Device x did not respond", "z2m: Device x did not respond"),  # before a tag
+        ("[ERROR] Plugin failed", "Plugin failed"),
+        ("error: disk full", "disk full"),
+        ("WARN low memory", "low memory"),
+        ("Error opening file /x", "Error opening file /x"),  # a word of the sentence, kept
+        ("I could not open it", "I could not open it"),  # a level letter is not a level word
+        ("3 devices found", "3 devices found"),  # nor is a syslog number
+        ("info", "info"),  # nothing would be left
+        ("a   b\tc", "a b c"),
+    ],
+)
+def test_display_message_drops_what_the_headline_says_already(message: str, shown: str) -> None:
+    assert display_message(message) == shown

@@ -17,6 +17,7 @@ __all__ = [
     "ParsedLine",
     "clean_text",
     "decode_line",
+    "display_message",
     "infer_severity",
     "normalize_level",
     "parse_line",
@@ -118,6 +119,24 @@ def normalize_level(level: object) -> str | None:
     if word in LEVEL_WORDS:
         return LEVEL_WORDS[word]
     return LETTER_LEVELS.get(word.upper()) if len(word) == 1 else None
+
+
+_UPTIME = re.compile(r"^\[\s*\d+\.\d+\]\s*")  # the kernel's "[86412.118402] "
+
+
+def display_message(message: str) -> str:
+    """``message`` as a person reads it in a headline: without a leading kernel uptime stamp or
+    a leading level token (the headline says the severity), whitespace runs collapsed. A level
+    token is a level word marked as one: in brackets, before a colon, in capitals, or before a
+    ``tag:`` ("[ERROR] x", "warn: x", "WARNING x", "warning z2m: x"); "Error opening x" keeps
+    its first word."""
+    text = " ".join(_UPTIME.sub("", message.strip()).split())
+    first, _, rest = text.partition(" ")
+    word = first.strip("[]<>:")
+    marked = first != word or word.isupper() or rest.split(" ", 1)[0].endswith(":")
+    if rest and len(word) > 1 and word.isalpha() and marked and normalize_level(word) is not None:
+        text = rest
+    return text
 
 
 def infer_severity(message: str) -> str:

@@ -26,7 +26,7 @@ from edge_agent.logs.evidence import ALONE_WEIGHT, JUMP_SCORE, Evidence
 from edge_agent.logs.incidents import Incident, Incidents, input_fault, is_dump, line_clock, party_of
 from edge_agent.logs.labels import LOUD
 from edge_agent.logs.masking import PARAM
-from edge_agent.logs.parse import ParsedLine, infer_severity, parse_line
+from edge_agent.logs.parse import ParsedLine, display_message, infer_severity, parse_line
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
 from edge_agent.logs.templates import TemplateMatch, TemplateMiner, template_params
 from edge_agent.logs.values import extract
@@ -377,6 +377,8 @@ class LogService:
             suppressed=self._suppressed.pop(key, 0),
             values=values,
             joined=incident.joined,
+            message=display_message(result.parsed.message),
+            app=result.parsed.app,
         )
         out.append(Outgoing(topic_suffix=AlertMessage.topic_suffix(source), payload=msg.to_dict()))
 

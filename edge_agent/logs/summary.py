@@ -354,6 +354,8 @@ def _story_text(item: dict[str, Any], text: str, limit: int) -> str:
         if kind in values:
             distinct = values[kind]["distinct"]
             top_value, top_count = values[kind]["top"][0]
+            if distinct == 1 and str(top_value) in text.split():
+                break  # the text already shows the one value
             prefix = f"{distinct} {plural}, top " if distinct > 1 else ""
             where = f" from {prefix}{shorten(str(top_value), 40) or '?'} ({top_count})"
             break

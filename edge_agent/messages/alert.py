@@ -11,13 +11,16 @@ Example::
      "template_id": 12, "template": "BUG: unable to handle page fault for address: <*>",
      "severity": "critical", "category": "kernel", "score": 0.97, "suppressed": 0, "values": {},
      "joined": 11,
-     "headline": "gw-kernel CRITICAL kernel: <1>[ 5120.331201] BUG: unable to handle page fault for
-                  address: ffff8a4b00000010 (+11 lines)"}
+     "headline": "gw-kernel CRITICAL kernel: BUG: unable to handle page fault for address:
+                  ffff8a4b00000010 (+11 lines)"}
 
 ``suppressed`` counts earlier lines of the same template held back by the alert cooldown;
 ``joined`` the lines of this incident after its opening line, in the same batch;
 ``values`` counts the template's IPs, users, hosts, ports, devices and units in the source's open
-window, this line included (``edge_agent.logs.values``).
+window, this line included (``edge_agent.logs.values``). The headline shows the message without
+the line's header (its time, host and level), after the program that wrote it when the header
+named one and it is not the category's name (``sshd: ...``, not ``kernel: kernel: ...``);
+``line`` keeps the whole line.
 """
 
 from __future__ import annotations
@@ -49,14 +52,20 @@ class AlertMessage(SourceMessage):
     suppressed: int = 0
     values: dict[str, Any] = field(default_factory=dict)
     joined: int = 0
+    # for the headline only: the line without its header, and the program the header named
+    message: str = ""
+    app: str | None = None
 
     SUFFIX: ClassVar[str] = SUFFIX
     SCHEMA: ClassVar[str | int] = SCHEMA
 
     @property
     def headline(self) -> str:
-        """``sshd ERROR auth: <the line, cut between words> (8 IPs, top ...) (+3 lines)``"""
-        text = shorten(self.line, HEADLINE_LINE_CHARS) or self.template[:HEADLINE_LINE_CHARS]
+        """``gw ERROR auth: sshd: <the message, cut between words> (8 IPs, top ...) (+3 lines)``"""
+        message = self.message.strip() or self.line
+        shown = self.app and self.app != self.category and not message.startswith(self.app)
+        app = f"{self.app}: " if shown else ""
+        text = app + (shorten(message, HEADLINE_LINE_CHARS - len(app)) or self.template[:HEADLINE_LINE_CHARS])
         joined = f" (+{self.joined} line{'s' if self.joined != 1 else ''})" if self.joined else ""
         return f"{self.source} {self.severity.upper()} {self.category}: {text}{self._where()}{joined}"
 
