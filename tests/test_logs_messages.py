@@ -248,6 +248,7 @@ def test_alert_headline_shows_the_program_and_the_message_without_the_header() -
     assert head("kernel", "kernel") == "gw WARNING kernel: mmc0: Timeout"  # not "kernel: kernel:"
     assert head("kernel", "storage") == "gw WARNING storage: kernel: mmc0: Timeout"
     assert head(None, "storage") == "gw WARNING storage: mmc0: Timeout"
+    assert head("x" * 41, "storage") == "gw WARNING storage: mmc0: Timeout"  # too long to show
 
 
 def test_story_names_its_one_value_once() -> None:

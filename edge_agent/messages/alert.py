@@ -37,6 +37,7 @@ SUFFIX = "alert"
 SCHEMA = "edge-agent/log-alert/3"
 MAX_LINE_CHARS = 1000
 HEADLINE_LINE_CHARS = 100
+HEADLINE_APP_CHARS = 40  # a longer program name is left out of the headline
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,12 @@ class AlertMessage(SourceMessage):
     def headline(self) -> str:
         """``gw ERROR auth: sshd: <the message, cut between words> (8 IPs, top ...) (+3 lines)``"""
         message = self.message.strip() or self.line
-        shown = self.app and self.app != self.category and not message.startswith(self.app)
+        shown = (
+            self.app
+            and len(self.app) <= HEADLINE_APP_CHARS
+            and self.app != self.category
+            and not message.startswith(self.app)
+        )
         app = f"{self.app}: " if shown else ""
         text = app + (shorten(message, HEADLINE_LINE_CHARS - len(app)) or self.template[:HEADLINE_LINE_CHARS])
         joined = f" (+{self.joined} line{'s' if self.joined != 1 else ''})" if self.joined else ""
