@@ -64,6 +64,8 @@ def load_model(no_model: bool, bundle: Path | None = None) -> object | None:
     from edge_agent.runtime.model import Model
 
     path = bundle if bundle is not None else default_bundle_path()
+    if bundle is not None and not (bundle / "manifest.json").is_file():
+        raise SystemExit(f"--bundle {bundle}: no manifest.json there")
     if not (Path(path) / "manifest.json").exists():
         print("no bundle installed: keyword rules label the lines")
         return None

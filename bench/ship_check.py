@@ -213,7 +213,8 @@ def _run(script: str, args: Sequence[str], keep: Path) -> str:
     cmd = [sys.executable, str(ROOT / "bench" / f"{script}.py"), *args]
     print(f"--> {' '.join(cmd[1:])}", flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-    (keep / f"{script}.txt").open("a", encoding="utf-8").write(proc.stdout + proc.stderr)
+    with (keep / f"{script}.txt").open("a", encoding="utf-8") as fh:
+        fh.write(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise SystemExit(f"{script} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     return proc.stdout
