@@ -38,8 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._cli import paired_line  # noqa: E402
+import numpy as np  # noqa: E402
+
 from bench.paired_dumps import read  # noqa: E402
+from firmware_tools.model.metrics import paired_test  # noqa: E402
 
 # the line ``bench/_cli.paired_line`` prints, with whatever a script puts before it
 PAIRED = re.compile(
@@ -121,11 +123,18 @@ def custom_sets(dump_a: Path, dump_b: Path) -> list[Paired]:
         what = "recognized" if kind == "custom" else "left alone"
         cases.setdefault((case, what), []).append(key)
     return [
-        _from_line(
-            f"custom {case} {what}", paired_line("x", [a[k][1] for k in keys], [b[k][1] for k in keys])
-        )
+        _paired(f"custom {case} {what}", [a[k][1] for k in keys], [b[k][1] for k in keys])
         for (case, what), keys in cases.items()
     ]
+
+
+def _paired(name: str, a: Sequence[bool], b: Sequence[bool]) -> Paired:
+    """One set from the per-item rights of bundle a and bundle b (the test ``paired_line`` prints)."""
+    ra, rb = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    t = paired_test(ra, rb)
+    return Paired(
+        name, int(ra.sum()), int(rb.sum()), len(ra), int(t["a_only"]), int(t["b_only"]), float(t["p"])
+    )
 
 
 def _from_line(name: str, line: str) -> Paired:
