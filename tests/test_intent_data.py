@@ -135,3 +135,20 @@ def test_dev_sets_name_only_known_intents() -> None:
         assert records, name
         unknown = {r["intent"] for r in records if r["intent"] is not None and r["intent"] not in INTENTS}
         assert not unknown, (name, unknown)
+
+
+def test_titles_that_are_clauses_are_whole_spans(examples: list[IntentExample]) -> None:
+    """Media titles include whole clauses ("i never knew you", "here comes the echo"), and their
+    search_query span runs over the pronouns and verbs in them, not only the title-like words."""
+    pronouns = {"i", "you", "we", "me", "it", "us", "they", "she", "he", "her", "him", "them"}
+    clauses = 0
+    for ex in examples:
+        for start, end, slot in ex.spans:
+            if slot != "search_query":
+                continue
+            words = set(ex.text[start:end].lower().split())
+            if words & pronouns and len(words) >= 3:
+                clauses += 1
+                assert ex.text[start:end].lower() == str(ex.slots["search_query"]).lower()
+    searches = sum(ex.intent == "HassMediaSearchAndPlay" for ex in examples)
+    assert clauses >= 0.04 * searches

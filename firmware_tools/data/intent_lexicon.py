@@ -1038,6 +1038,36 @@ TITLE_NOUNS: tuple[str, ...] = (
     "Island", "Witness", "Summer", "Inheritance", "Escape", "Lagoon", "Archive", "Compass", "Parade",
 )  # fmt: skip
 
+# pieces of titles that are whole clauses ("you still owe me the summer", "here comes the echo"):
+# many song and film titles are sentences, full of pronouns and verbs that a request's own words
+# also use, so a title's span must be learnt to run over them; composed from these at random
+TITLE_SUBJECTS: tuple[str, ...] = (
+    "i", "you", "we", "they", "she", "he", "nobody", "everybody", "somebody", "my baby", "the kids",
+)  # fmt: skip
+TITLE_VERBS: tuple[str, ...] = (  # forms that agree with every subject
+    "wanted", "needed", "missed", "remembered", "can't forget", "will find", "never knew",
+    "kept dreaming of", "won't let go of", "ran away from", "belonged to", "waited for",
+    "came back to", "danced with", "heard", "lost", "found", "followed", "held on to", "fell for",
+    "believed in", "thought about", "never told", "walked with", "sang to", "stole", "could love",
+    "should have called", "would follow",
+)  # fmt: skip
+TITLE_OBJECTS: tuple[str, ...] = (
+    "you", "it", "me", "us", "her", "him", "them", "that way", "it all", "nothing", "everything",
+    "you tonight", "it again", "you back", "all of it", "the way home",
+)  # fmt: skip
+TITLE_OPENERS: tuple[str, ...] = (
+    "don't stop", "don't leave", "take me to", "bring me", "meet me at", "hold", "call me",
+    "show me", "give me", "save", "wake me at", "carry me to", "let me see", "leave me at",
+)  # fmt: skip
+TITLE_FRAMES: tuple[str, ...] = (
+    "here comes the {w}", "there goes my {n}", "what a {w} {n}", "gone with the {w}",
+    "when the {n} falls", "where the {w} things are", "all about the {n}", "if i had a {n}",
+    "how the {w} was won", "this is {w}", "it's a {w} {n}", "you are my {w}", "we are the {n}s",
+    "nothing but the {w}", "one more {n}", "under the {w} {n}", "after the {n}", "before you go",
+    "i can see the {n}", "it must be {w}", "who let the {n}s out", "somewhere over the {n}",
+    "never again", "no more {w} days", "say it like you mean it", "as long as you're {w}",
+)  # fmt: skip
+
 # streaming services and apps that play music, films and shows (brand names: facts)
 MUSIC_SERVICES: tuple[str, ...] = (
     "Spotify", "Apple Music", "YouTube Music", "Pandora", "Deezer", "Tidal", "SoundCloud", "Amazon Music",

@@ -1880,8 +1880,26 @@ def _query(g: Gen) -> str:
                 "chill music",
             )
         )
+    if r <= 0.78 and g.rng.random() < 0.25:  # a fifth of all: titles that are whole clauses
+        return clause_title(g)
     text = " ".join(words)
     return text if g.rng.random() < 0.5 else text.title()
+
+
+def clause_title(g: Gen) -> str:
+    """A title that is a whole clause: "i still owe you the summer", "don't stop the velvet
+    harbor", "here comes the echo"; lower case or title case."""
+    word = g.choice(lx.TITLE_WORDS)
+    noun = g.choice(lx.TITLE_NOUNS).lower()
+    r = g.rng.random()
+    if r < 0.35:
+        tail = g.choice((*lx.TITLE_OBJECTS, f"the {word} {noun}", f"the {noun}", f"my {noun}"))
+        text = f"{g.choice(lx.TITLE_SUBJECTS)} {g.choice(lx.TITLE_VERBS)} {tail}"
+    elif r < 0.6:
+        text = f"{g.choice(lx.TITLE_OPENERS)} {g.choice(('the ' + noun, 'the ' + word + ' ' + noun, word))}"
+    else:
+        text = g.choice(lx.TITLE_FRAMES).format(w=word, n=noun)
+    return text if g.rng.random() < 0.5 else text.title().replace("'S", "'s").replace("'T", "'t")
 
 
 def search_play(g: Gen) -> Result:
@@ -1930,6 +1948,8 @@ def _artist(g: Gen) -> str:
 
 def _film(g: Gen) -> str:
     """An invented film or show title."""
+    if g.rng.random() < 0.15:
+        return clause_title(g)
     word = g.choice(lx.TITLE_WORDS).title()
     noun = g.choice(lx.TITLE_NOUNS)
     inv = invented_name(g.rng)
@@ -1952,6 +1972,8 @@ def _film(g: Gen) -> str:
 
 
 def _song(g: Gen) -> str:
+    if g.rng.random() < 0.25:
+        return clause_title(g)
     words = [g.choice(lx.TITLE_WORDS) for _ in range(g.rng.choice((1, 2, 2, 3)))]
     if g.rng.random() < 0.3:
         words.append(g.choice(lx.TITLE_NOUNS).lower())
@@ -2370,6 +2392,8 @@ def _play_title(g: Gen) -> Result:
         t: tuple[str, ...] = (
             "play the {c} {q} {p}",
             "play {c} {q} {p}",
+            "play the {c} (called|named|titled) {q} {p}",
+            "(put on|find) the {c} (called|named) {q} {p}",
             "play the {q} {c} {p}",
             "play {q} {c} {p}",
             "put on the {c} {q} {p}",
