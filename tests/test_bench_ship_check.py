@@ -39,6 +39,7 @@ def test_a_set_the_candidate_loses_at_p_below_alpha_stops_it() -> None:
     real = [
         bench.Paired("real in scope", 92, 91, 100, 3, 2, 1.0),
         bench.Paired("real out of scope", 98, 98, 100, 0, 0, 1.0),
+        bench.Paired("log error templates", 4, 4, 11, 0, 0, 1.0),
     ]
     verdict = bench.judge(sets + real, "HA intent", 0.10, 2.2, 0.17)
     assert verdict.target_improves and not verdict.bars_failed
@@ -62,7 +63,40 @@ def test_bars_and_the_target_are_checked() -> None:
     assert any("loghub flags" in f for f in verdict.bars_failed)
     assert any("error/critical" in f for f in verdict.bars_failed)
     assert verdict.worse == []
+    assert "log error templates not measured" in verdict.bars_failed
     assert not bench.judge(sets, "no such set", 0.10, 1.0, 0.1).target_improves
+
+
+def _sev_dump(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
+    keys = ("system", "event", "stated", "predicted")
+    path.write_text("".join(json.dumps(dict(zip(keys, r, strict=True))) + "\n" for r in rows))
+    return path
+
+
+def test_error_templates_are_counted_once_by_their_lines_majority(tmp_path: Path) -> None:
+    rows = [
+        ("Apache", "E1", "error", "info"),  # one template of many lines, read as info by most
+        ("Apache", "E1", "error", "info"),
+        ("Apache", "E1", "error", "error"),
+        ("Apache", "E2", "error", "warning"),
+        ("Apache", "E3", "notice", "info"),  # not an error template
+        ("Zookeeper", "E1", "critical", "critical"),  # same id, another system
+    ]
+    shipped_rows = [(s, e, st, "error" if st != "notice" else p) for s, e, st, p in rows]
+    cand = _sev_dump(tmp_path / "c.jsonl", rows)
+    ship = _sev_dump(tmp_path / "s.jsonl", shipped_rows)
+    got = bench.template_set(cand, ship)
+    assert (got.name, got.n, got.a, got.b, got.a_only, got.b_only) == ("log error templates", 3, 2, 3, 0, 1)
+    others = [
+        bench.Paired("HA intent", 980, 975, 1000, 10, 5, 0.3),
+        bench.Paired("real in scope", 92, 91, 100, 3, 2, 1.0),
+        bench.Paired("real out of scope", 98, 98, 100, 0, 0, 1.0),
+    ]
+    verdict = bench.judge([*others, got], "HA intent", 0.10, 1.0, 0.1)
+    assert verdict.bars_failed == ["log error templates 2 < 3 of the shipped bundle"]
+    assert not verdict.ships
+    level = bench.template_set(ship, ship)
+    assert bench.judge([*others, level], "HA intent", 0.10, 1.0, 0.1).ships
 
 
 def _dump(path: Path, rows: list[tuple[str, str, bool]]) -> Path:

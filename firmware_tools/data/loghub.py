@@ -161,6 +161,11 @@ def _read_events(log_dir: Path, system: str) -> list[tuple[str, str, str | None,
     ]
 
 
+def read_system_events(log_dir: Path, system: str) -> list[tuple[str, str, str | None, str]]:
+    """(line, level as written, our severity, loghub EventId or "") of each line of ``system``."""
+    return _read_events(log_dir, system)
+
+
 def read_system(log_dir: Path, system: str) -> list[tuple[str, str, str | None]]:
     """(line, level as written, our severity) of each line of ``system`` (also the benches')."""
     return [(line, written, sev) for line, written, sev, _ in _read_events(log_dir, system)]
