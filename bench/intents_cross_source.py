@@ -8,11 +8,13 @@ Usage::
     python bench/intents_cross_source.py --work build/work          # train the folds again
     python bench/intents_cross_source.py --work W --epochs 6        # cheaper students
     python bench/intents_cross_source.py --work W --save folds.npz  # keep the predictions
+    python bench/intents_cross_source.py --work W --seed 8          # a build made with --seed 8
 
 A full build trains the folds itself and records their figures in its manifest
 (``metrics.cross_source``; it ships the calibration they chose), which is what the first two forms
 print. ``--work`` trains them again from the work directory of a finished ``edge-fw build-model
---data-dir D --log-dir L --work W`` run of the same code (``firmware_tools/model/cross_source.py``
+--data-dir D --log-dir L --work W`` run of the same code and seed (``--seed``, by default the
+one ``--bundle`` records) (``firmware_tools/model/cross_source.py``
 says what is reused and what is trained again). Prints, per left-out source and as mean and worst:
 in-scope accuracy, the share of in-scope requests rejected as out of scope (false rejection), out-
 of-scope rejection, and the expected calibration error of the answer's confidence (15 bins), first
@@ -105,6 +107,12 @@ def recorded(bundle: Path) -> int:
     return 0
 
 
+def _build_seed(bundle: Path) -> int:
+    """The ``--seed`` the bundle was built with (7, the build's default, when it records none)."""
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    return int(manifest.get("build", {}).get("seed", 7))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundle", type=Path, default=ROOT / "edge_agent" / "models" / "default")
@@ -115,6 +123,7 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=None, help="student epochs (default: the build's)")
     ap.add_argument("--retrain-sgd", action="store_true", help="also drop SGD texts from the embedding")
     ap.add_argument("--save", type=Path, help="write the left-out predictions here (.npz)")
+    ap.add_argument("--seed", type=int, help="the build's --seed (default: the one --bundle records)")
     ap.add_argument(
         "--mpnet-dir", type=Path, help="the build had this second teacher (edge-fw build-model --mpnet-dir)"
     )
@@ -129,6 +138,7 @@ def main() -> int:
         epochs=args.epochs,
         retrain_sgd=args.retrain_sgd,
         mpnet_dir=args.mpnet_dir,
+        seed=args.seed if args.seed is not None else _build_seed(args.bundle),
     )
     if args.save:
         np.savez(
