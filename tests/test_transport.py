@@ -374,3 +374,45 @@ def test_connect_hint_names_tls_for_ssl_errors_only() -> None:
     assert connect_hint(ssl.SSLEOFError(8, "EOF occurred"), "h").startswith(tls)
     assert not connect_hint(OSError(113, "No route to host"), "h").startswith(tls)
     assert connect_hint(ConnectionRefusedError(111, "refused"), "h").startswith("nothing listens")
+
+
+def _transport_with_reset_wakeup() -> tuple[MqttTransport, socket.socket]:
+    """A transport (never started) whose paho client wakes its network thread through a socket
+    pair whose other end is gone, as when a reconnect replaces the pair under a worker thread."""
+    settings = parse({"mqtt": {"host": "127.0.0.1", "port": 1}}).mqtt
+    transport = MqttTransport(
+        settings, client_id=unique("wake-"), status_topic=None, subscriptions=[], on_message=lambda _: None
+    )
+    reader, writer = socket.socketpair()
+    reader.close()
+    transport._client._sockpairW = writer
+    with pytest.raises(OSError):
+        writer.send(b"0")  # the fault is real: this host's socket pair refuses the wake-up
+    return transport, writer
+
+
+def test_an_ack_whose_wakeup_fails_during_a_reconnect_does_not_raise() -> None:
+    transport, writer = _transport_with_reset_wakeup()
+    try:
+        inbound = Inbound(
+            "t", b"x", qos=1, mid=7, retain=False, dup=False, received_at=0.0, received_mono=0.0
+        )
+        transport.ack(inbound)  # an input of an earlier connection: acknowledged at once
+        assert transport.counters.acked == 1
+        assert any(p["mid"] == 7 for p in transport._client._out_packet)  # the PUBACK stays queued
+    finally:
+        writer.close()
+
+
+def test_a_publish_whose_wakeup_fails_is_reported_refused_for_a_retry() -> None:
+    transport, writer = _transport_with_reset_wakeup()
+    transport._client._state = paho._ConnectionState.MQTT_CS_CONNECTED  # as if the link were up
+    transport._client._sock = writer  # paho checks only that a socket is there
+    outcomes = []
+    try:
+        transport.publish("edge/t/intent", b"{}", qos=1, on_done=outcomes.append)
+        assert len(outcomes) == 1 and not outcomes[0].ok
+        assert outcomes[0].reason_code < 0x80  # not a broker refusal: the outbox keeps it for later
+        assert transport.counters.publish_failed == 1
+    finally:
+        writer.close()
