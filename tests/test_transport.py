@@ -403,16 +403,3 @@ def test_an_ack_whose_wakeup_fails_during_a_reconnect_does_not_raise() -> None:
     finally:
         writer.close()
 
-
-def test_a_publish_whose_wakeup_fails_is_reported_refused_for_a_retry() -> None:
-    transport, writer = _transport_with_reset_wakeup()
-    transport._client._state = paho._ConnectionState.MQTT_CS_CONNECTED  # as if the link were up
-    transport._client._sock = writer  # paho checks only that a socket is there
-    outcomes = []
-    try:
-        transport.publish("edge/t/intent", b"{}", qos=1, on_done=outcomes.append)
-        assert len(outcomes) == 1 and not outcomes[0].ok
-        assert outcomes[0].reason_code < 0x80  # not a broker refusal: the outbox keeps it for later
-        assert transport.counters.publish_failed == 1
-    finally:
-        writer.close()

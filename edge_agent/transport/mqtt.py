@@ -511,16 +511,7 @@ class MqttTransport:
         """Queue a publish; ``on_done`` runs (network thread) when the broker acknowledged it,
         or at once with ``ok=False`` when paho refuses it. Kept across reconnects."""
         callback: PublishDone = on_done if on_done is not None else _ignore
-        try:
-            info = self._client.publish(topic, payload, qos=qos, retain=retain)
-        except OSError as exc:
-            # the wake-up of paho's network thread failed during a reconnect (see ``ack``);
-            # reported as refused, so the caller keeps the result and publishes it again
-            _log.info("mqtt.publish_wake_failed", topic=topic, error=str(exc))
-            self._finish(
-                callback, PublishOutcome(ok=False, reason_code=-1, reason=f"publish interrupted: {exc}")
-            )
-            return
+        info = self._client.publish(topic, payload, qos=qos, retain=retain)
         # QoS 1/2 publishes made while disconnected are kept by paho and sent after reconnecting;
         # a QoS 0 one is not, so it fails at once like any other refused publish
         queued = info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN and qos > 0
