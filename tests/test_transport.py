@@ -403,3 +403,35 @@ def test_an_ack_whose_wakeup_fails_during_a_reconnect_does_not_raise() -> None:
     finally:
         writer.close()
 
+
+
+def test_a_wakeup_written_just_before_a_reconnect_replaces_the_socket_pair_is_not_refused(
+    broker: TestBroker, site: str
+) -> None:
+    """A publish or acknowledgement on a worker thread wakes paho's network thread through the
+    socket pair it read a moment earlier; a reconnect's ``loop_start`` may replace that pair in
+    between. The replaced pair must still take the wake-up (an OSError there killed a worker)."""
+    section = broker.agent_mqtt()
+    settings = parse({"mqtt": section}).mqtt
+    settings._password = Path(section["password_file"]).read_text().strip()
+    transport = MqttTransport(
+        settings, client_id=unique("swap-"), status_topic=f"edge/{site}/status",
+        subscriptions=[f"edge/{site}/transcript"], on_message=lambda _: None,
+    )
+    transport.start()
+    try:
+        assert transport.wait_connected(10)
+        first_writer = transport._client._sockpairW
+        assert first_writer is not None
+        connects = transport.counters.connects
+        sock = transport._client.socket()
+        assert isinstance(sock, socket.socket)
+        sock.shutdown(socket.SHUT_RDWR)  # the link drops: the supervisor reconnects
+        assert eventually(lambda: transport.counters.connects > connects and transport.connected)
+        assert transport._client._sockpairW is not first_writer  # loop_start made a new pair
+        first_writer.send(b"0")  # the late wake-up of a thread that read the old pair: no error
+        done: list[bool] = []
+        transport.publish(f"edge/{site}/probe", b"x", qos=1, on_done=lambda o: done.append(o.ok))
+        assert eventually(lambda: done == [True])
+    finally:
+        transport.close(timeout=2)

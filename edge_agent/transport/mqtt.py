@@ -195,6 +195,7 @@ class MqttTransport:
         self._online_waiting = False
         self._supervisor: threading.Thread | None = None
         self._backoff = Backoff(settings.reconnect_min_s, settings.reconnect_max_s)
+        self._retired_wakeup: tuple[socket.socket | None, socket.socket | None] = (None, None)
         self._client = self._make_client()
 
     # -- set-up -------------------------------------------------------------------------
@@ -303,8 +304,18 @@ class MqttTransport:
             self.counters.connect_failures += 1
             return exc
         _no_delay(self._client)
-        self._client.loop_start()
+        self._start_network_thread()
         return None
+
+    def _start_network_thread(self) -> None:
+        """``loop_start`` replaces the socket pair through which ``publish`` and ``ack`` wake the
+        network thread; a worker that read the old pair just before writes its wake-up to it just
+        after. Dropping the old pair would close its reading end there and make that write fail
+        (the packet itself is already queued), so it is kept open, unread, until the next start;
+        the wake-up is not needed: the new network thread sends whatever is queued."""
+        c = self._client
+        self._retired_wakeup = (c._sockpairR, c._sockpairW)
+        c.loop_start()
 
     def close(self, timeout: float = 5.0) -> None:
         """Publish ``offline`` (retained), wait for its PUBACK, disconnect cleanly (no Will)."""
@@ -551,9 +562,10 @@ class MqttTransport:
             try:
                 self._client.ack(mid, qos)
             except OSError as exc:
-                # paho queues the PUBACK, then wakes its network thread through a socket pair
-                # that a reconnect may have just replaced; the packet stays queued (or, on a new
-                # connection, the broker redelivers the input, which dedup answers once)
+                # paho queues the PUBACK, then wakes its network thread through its socket pair;
+                # _start_network_thread keeps a replaced pair open, so this is a backstop: the
+                # packet stays queued (or, on a new connection, the broker redelivers the input,
+                # which dedup answers once)
                 _log.info("mqtt.ack_wake_failed", mid=mid, error=str(exc))
 
     def unacked_inputs(self) -> int:
