@@ -35,8 +35,9 @@ COMPOSITION = frozenset(
     {"app", "engines", "hotswap", "custom_intents", "cli", "commands", "demo", "__main__", "__init__"}
 )
 # private names of third-party APIs we must use (argparse's subparser type, flatbuffers' table,
-# wyoming's HomeAssistantZeroconf, whose AsyncZeroconf has no public handle to close it by)
-FOREIGN_PRIVATE = frozenset({"_SubParsersAction", "_tab", "_aiozc"})
+# wyoming's HomeAssistantZeroconf, whose AsyncZeroconf has no public handle to close it by, and
+# paho's wake-up socket pair, which its loop_start replaces with no public handle to keep it by)
+FOREIGN_PRIVATE = frozenset({"_SubParsersAction", "_tab", "_aiozc", "_sockpairR", "_sockpairW"})
 
 
 def _modules() -> Iterator[tuple[str, Path, ast.Module]]:
