@@ -127,24 +127,29 @@ def _print_shares(name: str, confusion: Counter[tuple[str, str]]) -> None:
 
 
 def score_local(files: list[str], model: object | None, show: int) -> None:
-    """Error/critical and flagged shares of this machine's routine logs, per file and overall."""
-    print(f"\n{'local input':<44} {'lines':>6} {'err/crit':>9} {'flagged':>8}")
-    total = high_total = flagged_total = 0
+    """Error/critical, warning and flagged shares of this machine's routine logs, per file and
+    overall (warnings cost a reader's attention too, though no target counts them)."""
+    print(f"\n{'local input':<44} {'lines':>6} {'err/crit':>9} {'warning':>8} {'flagged':>8}")
+    total = high_total = flagged_total = warn_total = 0
     worst_high = worst_flag = 0.0
     for name, lines in local_inputs(files):
         labels = _labels(Path(name).name, lines, model)
         high = [ln for sev, _, ln in labels if sev in _SEVERE]
         flagged = sum(anomaly for _, anomaly, _ in labels)
+        warned = sum(sev == "warning" for sev, _, _ in labels)
         n = len(lines)
-        print(f"{name:<44} {n:>6} {100 * len(high) / n:8.2f}% {100 * flagged / n:7.2f}%")
+        shares = f"{100 * len(high) / n:8.2f}% {100 * warned / n:7.2f}% {100 * flagged / n:7.2f}%"
+        print(f"{name:<44} {n:>6} {shares}")
         for line in high[:show]:
             print(f"    {line[:150]}")
         total, high_total, flagged_total = total + n, high_total + len(high), flagged_total + flagged
+        warn_total += warned
         worst_high, worst_flag = max(worst_high, len(high) / n), max(worst_flag, flagged / n)
     if total:
         high_share, flag_share = 100 * high_total / total, 100 * flagged_total / total
-        print(f"{'local overall':<44} {total:>6} {high_share:8.2f}% {flag_share:7.2f}%")
-        print(f"{'local worst file':<44} {'':>6} {100 * worst_high:8.2f}% {100 * worst_flag:7.2f}%")
+        warn_share = 100 * warn_total / total
+        print(f"{'local overall':<44} {total:>6} {high_share:8.2f}% {warn_share:7.2f}% {flag_share:7.2f}%")
+        print(f"{'local worst file':<44} {'':>6} {100 * worst_high:8.2f}% {'':>8} {100 * worst_flag:7.2f}%")
 
 
 def main() -> int:

@@ -164,16 +164,17 @@ def test_an_unsure_category_is_reported_as_other() -> None:
 
 
 class _AlarmedModel:
-    """The real model with its severity head turned to read every line as critical: what the
-    service does with a severity that only the model gives."""
+    """The real model with its severity head turned to read every line as ``severity``
+    (critical unless told): what the service does with a severity that only the model gives."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, severity: str = "critical") -> None:
         self.model, self.tokenizer, self.labels = model, model.tokenizer, model.labels
+        self.severity = severity
 
     def run_logs(self, ids: Any) -> tuple[Any, Any, Any]:
         sev, cat, anom = self.model.run_logs(ids)
         sev = np.zeros_like(np.asarray(sev))
-        sev[:, list(self.labels.get("severity", SEVERITIES)).index("critical")] = 9.0
+        sev[:, list(self.labels.get("severity", SEVERITIES)).index(self.severity)] = 9.0
         return sev, cat, anom
 
 
@@ -195,5 +196,27 @@ def test_error_and_critical_need_more_than_the_model(model: Model, line: str, ex
     svc.classifier.swap_model(_AlarmedModel(model), HEADS)  # type: ignore[arg-type]
     (base,) = svc.classifier.template_labels([(0, line, line)])
     assert base.severity == "critical"  # the model's own verdict, before the service weighs it
+    (label,) = _labels(svc, [line])
+    assert label.severity == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # no level, words of failure: at least a warning, though the model calls it routine
+        ("Feb  3 04:00:01 gw gatewayd[7]: poll cycle failed on bus 2", "warning"),
+        ("worker pool entered error state 4", "warning"),
+        # no level, no words of trouble: the model's info stands
+        ("Feb  3 04:00:01 gw gatewayd[7]: registered handler for bus 2", "info"),
+        # a stated level wins over the words
+        ("2026-02-03 04:00:01 INFO gatewayd: poll cycle failed on bus 2", "info"),
+    ],
+)
+def test_words_of_failure_make_at_least_a_warning(model: Model, line: str, expected: str) -> None:
+    calm = _AlarmedModel(model, "info")
+    svc = LogService(model=calm)  # type: ignore[arg-type]
+    svc.classifier.swap_model(calm, HEADS)  # type: ignore[arg-type]
+    (base,) = svc.classifier.template_labels([(0, line, line)])
+    assert base.severity == "info"  # the model's own verdict, before the service weighs it
     (label,) = _labels(svc, [line])
     assert label.severity == expected

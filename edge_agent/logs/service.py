@@ -24,7 +24,7 @@ from edge_agent.logs.classifier import LineClassifier, LogModel
 from edge_agent.logs.config import LogsConfig
 from edge_agent.logs.evidence import ALONE_WEIGHT, JUMP_SCORE, Evidence
 from edge_agent.logs.incidents import Incident, Incidents, input_fault, is_dump, line_clock, party_of
-from edge_agent.logs.labels import LOUD
+from edge_agent.logs.labels import LOUD, SEVERITIES
 from edge_agent.logs.masking import PARAM
 from edge_agent.logs.parse import ParsedLine, display_message, infer_severity, parse_line
 from edge_agent.logs.summary import SourceWindow, TemplateInfo
@@ -41,14 +41,20 @@ _log = structlog.get_logger(__name__)
 _MAX_ALERT_KEYS = 10_000
 _MAX_WORD_CACHE = 20_000
 _SEVERE = frozenset({"error", "critical"})
+_WARNING = SEVERITIES.index("warning")
 
 
-def _model_alone(label: LogLabel) -> LogLabel:
-    """The label of a line that states no level, whose parameters trip no rule and whose words
-    say warning at most: the model alone may make it a warning, not an error. Error and critical
-    need the line's level, its words or a parameter rule to say so (the model, trained on
-    generated lines, reads unfamiliar routine lines such as boot inventory as severe)."""
-    if label.severity not in _SEVERE:
+def _within_words(label: LogLabel, words: str | None) -> LogLabel:
+    """The model's label of a line that states no level and whose parameters trip no rule, kept
+    within what the line's words allow. Words that say warning at most: the model alone may make
+    it a warning, not an error (the model, trained on generated lines, reads unfamiliar routine
+    lines such as boot inventory as severe). Words that say error or worse: at least a warning,
+    whatever the model says (it reads an unfamiliar system's failure reports as routine as
+    readily; the model still chooses between warning, error and critical)."""
+    if words in _SEVERE:
+        if SEVERITIES.index(label.severity) >= _WARNING:
+            return label
+    elif label.severity not in _SEVERE:
         return label
     return LogLabel("warning", label.category, label.anomaly, label.score)
 
@@ -229,8 +235,8 @@ class LogService:
             # a parameter rule's severity, else the level the line states, else its words
             words = self._trouble(m)
             trouble = param if param is not None else p.level if p.level is not None else words
-            if param is None and p.level is None and words not in _SEVERE:
-                line_label = _model_alone(line_label)
+            if param is None and p.level is None:
+                line_label = _within_words(line_label, words)
             label = self.evidence.judge(source, m.template_id, line_label, p.level, trouble, words)
             if (label.anomaly or words is not None) and self._input_fault_words(m):
                 label = self._input_fault(source, p, m, label)
