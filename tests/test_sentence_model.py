@@ -38,6 +38,9 @@ def test_restyle_adds_speaker_habits_and_drops_punctuation() -> None:
     assert any(t.startswith(("alexa", "hey ", "ok ", "computer", "jarvis")) for t in texts)
     assert any("you to turn on" in t.lower() for t in texts)  # a first-person wish around the command
     assert any("," not in t and "." not in t for t in texts)
+    # a sentence before the request, the request whole after it
+    openers = ("hi", "hello", "i'm ", "good ")
+    assert any(t.lower().startswith(openers) and "turn on" in t.lower() for t in texts)
     assert all(o.text[o.spans[0][0] : o.spans[0][1]] == "kitchen light" for o in out)
     assert all(o.intent == "HassTurnOn" for o in out)
 

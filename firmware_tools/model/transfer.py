@@ -6,7 +6,8 @@ Two kinds, both never inside a slot span (the spans move with the text and stay 
   "please"). Its labels are the teacher's (``build.py`` replaces the hard labels of these rows
   with the teacher's argmax), since dropping "off" from "turn off the fan" changes its meaning.
 - ``restyle``: the way people talk to a speaker, which keeps the meaning and so the gold labels:
-  a wake word or the assistant's name in front, politeness and hedges around a command, a
+  a wake word or the assistant's name in front, a sentence of greeting or circumstance before
+  the request ("hi.", "i'm heading out in a bit."), politeness and hedges around a command, a
   first-person wish ("i'd like you to ..."), thanks at the end, punctuation dropped as speech
   recognizers do, a short function word lost. In-scope and out-of-scope rows are restyled alike,
   so that no style becomes a sign of either.
@@ -23,6 +24,8 @@ from typing import Any
 __all__ = ["augment", "restyle"]
 
 _WORD = re.compile(r"\S+")
+# share of restyled rows with a sentence said before the request (``_PREAMBLES``)
+PREAMBLE_SHARE = 0.15
 _LEADING = ("um ", "uh ", "please ", "could you ", "can you ", "hey ", "okay ", "so ", "i want you to ")
 _TRAILING = (" please", " now", " thanks", " for me", " right now")
 
@@ -115,6 +118,16 @@ _HEDGES = (
 _WISHES = (
     "i'd like you to ", "i want you to ", "i need you to ", "i'd love it if you could ", "i'd like to "
 )
+# a sentence said before the request that does not change what is asked: a greeting, a thank-you
+# that closes what came before, the speaker's circumstances (build 26)
+_PREAMBLES = (
+    "hi. ", "hello. ", "hello there. ", "good morning. ", "good evening. ", "okay thanks. ",
+    "thanks for that. ", "one more thing. ", "quick one. ", "sorry to bother you. ", "alright. ",
+    "that's all for that. ", "i'm heading out in a bit. ", "it's been a long day. ",
+    "we have friends coming over tonight. ", "i'm about to leave for work. ", "the kids are asleep. ",
+    "i'm cooking dinner. ", "i'm planning my weekend. ", "just got home. ", "i'm in the kitchen. ",
+    "i can't sleep. ", "i'm working from home today. ", "big day tomorrow. ",
+)
 _QUESTION_OPENERS = ("quick question ", "do you know ", "tell me ", "i wonder ", "um ", "so ")
 _ENDINGS = (" please", " thanks", " thank you", " if you can", " for me", " when you get a chance", " cheers")
 _FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "my", "of", "is", "for"})
@@ -132,6 +145,8 @@ def _style_prefix(first: str, rng: random.Random) -> str:
     if rng.random() < 0.45:
         call = rng.choice(_CALLS)
         parts.append(call + (", " if rng.random() < 0.3 else " "))
+    if rng.random() < PREAMBLE_SHARE:
+        parts.append(rng.choice(_PREAMBLES))
     r = rng.random()
     if first in _COMMAND_VERBS:
         if r < 0.35:
