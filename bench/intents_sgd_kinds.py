@@ -14,6 +14,9 @@ film, subtitles), ``music`` (song, music, play, listen, hear, cast), ``weather``
 rain, forecast...), ``other``. The grouping only sorts the errors for reading; it is not a rule
 of the agent. Prints, per (intent, kind): rows, recognized, rejected as out of scope, given
 another intent; then every in-scope row's totals and the out-of-scope rows rejected.
+Then the same totals for the in-scope rows that stand on their own and for those that lean on an
+earlier turn (``firmware_tools.data.sgd.refers_back``: "yes, please play it", "4th of march in
+marshall"), which a single-utterance agent cannot serve.
 ``--show N`` prints up to N rejected rows per group. ``--against DIR`` runs the same rows through a
 second bundle and pairs the two per request (in scope and out of scope apart).
 
@@ -33,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._cli import print_paired, run_lines  # noqa: E402
-from firmware_tools.data.sgd import mapped_sgd  # noqa: E402
+from firmware_tools.data.sgd import mapped_sgd, refers_back  # noqa: E402
 
 HOME = ROOT / "tests" / "data" / "home_example.yaml"
 KINDS = (
@@ -55,14 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", default=None, help="a second bundle, paired per request")
     ap.add_argument("--split", choices=("test", "dev"), default="test", help="which SGD split (default test)")
     args = ap.parse_args(argv)
-    rows = [ex for _, ex in mapped_sgd(args.data_dir, args.split)]
+    mapped = mapped_sgd(args.data_dir, args.split)
+    rows = [ex for _, ex in mapped]
+    leaning = [refers_back(row) for row, _ in mapped]
     if not rows:
         raise SystemExit(f"no SGD {args.split} rows under {args.data_dir}")
     out = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.bundle)
     groups: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     shown: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+    standing: dict[bool, collections.Counter[str]] = {b: collections.Counter() for b in (False, True)}
     oos = oos_rejected = 0
-    for ex, got in zip(rows, out, strict=True):
+    for ex, got, back in zip(rows, out, leaning, strict=True):
         predicted = got.get("intent")
         if ex.intent is None:
             oos += 1
@@ -72,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         outcome = "right" if predicted == ex.intent else "rejected" if predicted is None else "other"
         groups[key]["rows"] += 1
         groups[key][outcome] += 1
+        standing[back]["rows"] += 1
+        standing[back][outcome] += 1
         if outcome == "rejected" and len(shown[key]) < args.show:
             shown[key].append(f"    {float(got.get('confidence', 0.0)):.2f}  {ex.text}")
     print(f"{'intent':24} {'kind':8} {'rows':>5} {'right':>7} {'rejected':>9} {'other':>7}")
@@ -91,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         f"in scope: {n} rows, {100 * total['right'] / n:.2f}% recognized, "
         f"{100 * total['rejected'] / n:.2f}% rejected, {100 * total['other'] / n:.2f}% another intent"
     )
+    for back, title in ((False, "standing on their own"), (True, "leaning on an earlier turn")):
+        c = standing[back]
+        m = max(1, c["rows"])
+        print(
+            f"in scope, {title}: {c['rows']} rows, {100 * c['right'] / m:.2f}% recognized, "
+            f"{100 * c['rejected'] / m:.2f}% rejected, {100 * c['other'] / m:.2f}% another intent"
+        )
     print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
     if args.against:
         other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)

@@ -85,6 +85,19 @@ SNIPS_TRAIN: dict[str, list[dict[str, Any]]] = {
             ("Play me a ", None), ("trailer", "object_type"), (" for ", None), ("Kill Bill", "object_name")
         ),
         _snips_row(("find the ", None), ("album", "object_type"), (" ", None), ("Blue Train", "object_name")),
+        _snips_row(
+            ("I want to watch the ", None), ("show", "object_type"), (" ", None),
+            ("Food Force", "object_name"),
+        ),
+        _snips_row(("Where can I watch ", None), ("Food Force", "object_name")),
+    ],
+    "SearchScreeningEvent": [
+        _snips_row(("I'd like to watch ", None), ("Mister Cool", "movie_name")),
+        _snips_row(("When can I see ", None), ("Mister Cool", "movie_name")),
+        _snips_row(
+            ("I'd like to watch ", None), ("Mister Cool", "movie_name"), (" at ", None),
+            ("Amco Entertainment", "location_name"),
+        ),
     ],
 }  # fmt: skip
 
@@ -217,6 +230,18 @@ def test_snips_searches_are_out_of_scope_but_play_requests_are_not(data_dir: Pat
     assert movie.slots == {"media_class": "movie", "search_query": "White Christmas"}
     assert train["find the album Blue Train"].intent is None
     assert "Play me a trailer for Kill Bill" in {d.text for d in drops}
+    show = train["I want to watch the show Food Force"]  # a wish to watch is a request to play
+    assert show.intent == "HassMediaSearchAndPlay"
+    assert show.slots == {"media_class": "tv_show", "search_query": "Food Force"}
+    assert train["Where can I watch Food Force"].intent is None  # where to find it: a search
+
+
+def test_a_wish_to_watch_a_film_with_nothing_of_a_cinema_is_left_out(data_dir: Path) -> None:
+    rows, drops = mapped(data_dir, "train")
+    train = _by_text([m.example for m in rows])
+    assert "I'd like to watch Mister Cool" in {d.text for d in drops}  # at home: play it
+    assert train["When can I see Mister Cool"].intent is None  # the cinema's schedule
+    assert train["I'd like to watch Mister Cool at Amco Entertainment"].intent is None
 
 
 def test_splits_keep_development_rows_out_of_training(data_dir: Path) -> None:

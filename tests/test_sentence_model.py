@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from edge_agent.nlu.custom.match import CustomSettings
 from firmware_tools.data.intents import IntentExample, generate
-from firmware_tools.data.sgd import load_sgd, sgd_texts
+from firmware_tools.data.sgd import SgdRow, load_sgd, mapped_sgd, refers_back, sgd_texts
 from firmware_tools.model.custom_calib import Episode, calibrate_custom
 from firmware_tools.model.transfer import restyle
 
@@ -94,6 +95,37 @@ def test_sgd_rows_map_onto_our_intents(tmp_path: Path) -> None:
         "find films showing near me": None,  # a cinema's listings; a film finder's search is not scored
     }
     assert len(sgd_texts(tmp_path, "test")) == 7 and sgd_texts(tmp_path, "train") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "spans", "back"),
+    [
+        ("what's the weather in Paris tomorrow", 2, False),
+        ("i'd like to listen to some music", 0, False),
+        ("play Hello by Adele on the kitchen speaker", 2, False),
+        ("yes, please play it on the tv", 0, True),  # what to play was named earlier
+        ("okay, i want to listen to that song", 0, True),
+        ("the 4th of march in Denver", 2, True),  # an answer to the agent's question
+        ("yes that works", 0, True),
+        ("yes, play that song, Hello by Adele", 2, False),  # the row names it itself
+    ],
+)
+def test_sgd_rows_that_lean_on_an_earlier_turn(text: str, spans: int, back: bool) -> None:
+    assert refers_back(SgdRow(text, "Music_3", "PlayMedia", spans)) is back
+
+
+def test_sgd_rows_keep_their_span_count(tmp_path: Path) -> None:
+    (tmp_path / "sgd").mkdir()
+    span = {"slot": "city", "start": 21, "end": 26, "value": "Paris"}
+    lines = [
+        json.dumps({"text": "what's the weather in Paris", "service": "Weather_1", "intent": "GetWeather",
+                    "spans": [span]}),
+        json.dumps({"text": "play it", "service": "Music_3", "intent": "PlayMedia"}),
+    ]
+    (tmp_path / "sgd" / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = [row for row, _ in mapped_sgd(tmp_path, "test")]
+    assert [r.spans for r in rows] == [1, 0]
+    assert [refers_back(r) for r in rows] == [False, True]
 
 
 def test_episodes_leave_out_untaught_intents_of_a_taught_service() -> None:

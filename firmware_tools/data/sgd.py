@@ -22,18 +22,27 @@ finds films showing at a cinema and sells tickets: out of scope, as Snips' scree
 are. (Until 3 December 2026 the two film finders' searches were scored as out of scope, although
 the same words in ``Media_*`` were not scored.) Every other
 service (banks, buses, flights, hotels, restaurants, ride sharing...) is out of scope.
+
+The rows were written from dialogue outlines, so an in-scope row may lean on an earlier turn
+that the file does not hold: an answer to the agent's question ("4th of march in marshall",
+"yes that is good") or a request whose object is only a back-reference and no span of its own
+("yes, please play it", "i want to listen to that song"). A single-utterance agent cannot serve
+those, and real commands to a speaker seldom look like them, so the benches report the in-scope
+figures of the rows that stand on their own (``refers_back`` false) beside those of every row.
+``refers_back`` reads only the row's own words and spans; it was written from SGD's dev split.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from firmware_tools.data.intents import IntentExample
 
-__all__ = ["SgdError", "SgdRow", "load_sgd", "mapped_sgd", "sgd_texts"]
+__all__ = ["SgdError", "SgdRow", "load_sgd", "mapped_sgd", "refers_back", "sgd_texts"]
 
 SgdSplit = Literal["train", "dev", "test"]
 
@@ -50,6 +59,29 @@ _UNSCORED_INTENTS = {("Music", "LookupMusic"), ("Music", "LookupSong"), ("Media"
 _UNSCORED_SERVICES = {("Movies_2", "FindMovies"), ("Movies_3", "FindMovies")}
 
 
+# words that name what a weather or media request asks for
+_REQUEST_WORDS = re.compile(
+    r"weather|forecast|\brain|\bsnow|sunny|temperature|humid|\bwind|degrees|umbrella|"
+    r"\bplay|\blisten|\bhear|\bsong|music|\btrack|\balbum|\bmovie|\bfilm|\bwatch|\bcast\b|"
+    r"\bstream|\bput\b(?:\s+\w+)?\s+on\b",
+    re.I,
+)
+# a request whose object points back at something named earlier
+_BACK_REFERENCE = re.compile(
+    r"\b(?:play|hear|listen(?:ing)?\s+to|watch|cast|put|stream|start|see)\s+(?:it|that|this|them)\b|"
+    r"\b(?:that|this|the\s+same)\s+(?:one|song|track|tune|movie|film|album|show)\b|\bthe\s+one\b",
+    re.I,
+)
+
+
+def refers_back(row: SgdRow) -> bool:
+    """Whether the row leans on an earlier turn: it names no weather or media request, or what it
+    asks for is only a back-reference ("play it", "that song") and it has no span of its own."""
+    if not _REQUEST_WORDS.search(row.text):
+        return True
+    return row.spans == 0 and _BACK_REFERENCE.search(row.text) is not None
+
+
 class SgdError(ValueError):
     """The SGD files are missing or malformed."""
 
@@ -59,6 +91,7 @@ class SgdRow:
     text: str
     service: str
     intent: str
+    spans: int = 0  # how many slot spans the row carries
 
     @property
     def family(self) -> str:
@@ -76,7 +109,12 @@ def _rows(data_dir: Path, split: SgdSplit) -> list[SgdRow]:
                 continue
             try:
                 obj = json.loads(line)
-                rows.append(SgdRow(str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"])))
+                spans = obj.get("spans") or []
+                if not isinstance(spans, list):
+                    raise TypeError("spans is not a list")
+                rows.append(
+                    SgdRow(str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"]), len(spans))
+                )
             except (ValueError, KeyError, TypeError) as exc:
                 raise SgdError(f"{path}:{n}: not an SGD row ({exc})") from exc
     return rows
