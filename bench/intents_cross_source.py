@@ -22,6 +22,11 @@ at the plain argmax, then with the temperature and out-of-scope bar chosen on th
 predictions (the calibration the build ships). Targets: mean in scope >= 88%, worst >= 80%, false
 rejection <= 6%, ECE <= 0.05 on every source. The figures are the float students' (the shipped int8
 model differs from its float student by about 0.1 point, docs/model.md).
+
+With SGD among the sources, each table also prints a row ``sgd, own``: SGD's test split without
+the in-scope turns that lean on an earlier turn ("yes, please play it", "4th of march in
+marshall"; ``firmware_tools.data.sgd.refers_back``), which a single-utterance agent cannot serve,
+and the mean and worst with that row in place of ``sgd``. The targets are judged on ``sgd``.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from firmware_tools.data.sgd import mapped_sgd, refers_back  # noqa: E402
 from firmware_tools.model.cross_source import (  # noqa: E402
+    OOS,
     SOURCES,
     FoldResult,
     choose_calibration,
@@ -49,33 +56,62 @@ LOGS = ROOT.parent / "shared" / "eval" / "logs"
 TARGETS = {"mean": 0.88, "worst": 0.80, "false_rejection": 0.06, "ece": 0.05}
 
 
-def table(results: list[FoldResult], temperature: float, bar: float, title: str) -> dict[str, float]:
+def table(
+    results: list[FoldResult], temperature: float, bar: float, title: str, own: FoldResult | None = None
+) -> dict[str, float]:
+    """Print one table; ``own``: SGD's fold without the turns that lean on an earlier one, printed
+    as a row of its own and summarized apart in place of ``sgd`` (the returned summary is of
+    ``results`` alone)."""
     print(f"\n{title}")
     head = f"{'left out':10s} {'in scope':>9s} {'false rej.':>10s} {'OOS rej.':>9s} {'ECE':>7s}"
     print(f"{head} {'slot F1':>8s}   n in / out")
-    rows = []
-    for r in results:
-        m = fold_metrics(r, temperature, bar)
-        rows.append(m)
+    metrics = {}
+    for r in [*results, *([own] if own is not None else [])]:
+        m = metrics[r.source] = fold_metrics(r, temperature, bar)
         print(
             f"{r.source:10s} {m['in_scope_accuracy']:9.2%} {m['false_rejection']:10.2%} "
             f"{m['oos_rejection']:9.2%} {m['ece']:7.4f} {m['slot_f1']:8.3f}   "
             f"{int(m['n_in_scope'])} / {int(m['n_oos'])}"
         )
+    summary = _summary("mean", [metrics[r.source] for r in results])
+    if own is not None:
+        _summary("mean, own", [metrics[own.source if r.source == "sgd" else r.source] for r in results])
+    return summary
+
+
+def _summary(name: str, rows: list[dict[str, float]]) -> dict[str, float]:
     acc = [m["in_scope_accuracy"] for m in rows]
     fr = [m["false_rejection"] for m in rows]
-    eces = [m["ece"] for m in rows]
     summary = {
         "mean": float(np.mean(acc)),
         "worst": float(np.min(acc)),
         "false_rejection": float(np.max(fr)),
-        "ece": float(np.max(eces)),
+        "ece": float(np.max([m["ece"] for m in rows])),
     }
     print(
-        f"{'mean':10s} {summary['mean']:9.2%} {np.mean(fr):10.2%}   worst in scope {summary['worst']:.2%}, "
+        f"{name:10s} {summary['mean']:9.2%} {np.mean(fr):10.2%}   worst in scope {summary['worst']:.2%}, "
         f"worst false rejection {summary['false_rejection']:.2%}, worst ECE {summary['ece']:.4f}"
     )
     return summary
+
+
+def standing_alone(results: list[FoldResult], data_dir: Path) -> FoldResult | None:
+    """SGD's fold without its in-scope turns that lean on an earlier turn (None without SGD)."""
+    fold = next((r for r in results if r.source == "sgd"), None)
+    if fold is None:
+        return None
+    rows = [row for row, _ in mapped_sgd(data_dir, "test")]
+    if len(rows) != len(fold.gold) or (fold.texts and [r.text for r in rows] != list(fold.texts)):
+        raise SystemExit("SGD's fold does not line up with its test split: was it made from other data?")
+    keep = np.array([g == OOS or not refers_back(r) for r, g in zip(rows, fold.gold, strict=True)])
+    return FoldResult(
+        "sgd, own",
+        fold.probs[keep],
+        fold.logits[keep],
+        fold.gold[keep],
+        [t for t, k in zip(fold.texts, keep, strict=False) if k],
+        fold.slot_f1,
+    )
 
 
 def recorded(bundle: Path) -> int:
@@ -146,9 +182,10 @@ def main() -> int:
             **{f"{r.source}_logits": r.logits for r in results},
             **{f"{r.source}_gold": r.gold for r in results},
         )
-    table(results, 1.0, 0.0, "argmax, temperature 1")
+    own = standing_alone(results, args.data_dir)
+    table(results, 1.0, 0.0, "argmax, temperature 1", own)
     t, bar = choose_calibration(results)
-    got = table(results, t, bar, f"temperature {t}, out of scope only when its probability >= {bar}")
+    got = table(results, t, bar, f"temperature {t}, out of scope only when its probability >= {bar}", own)
     met = (
         got["mean"] >= TARGETS["mean"]
         and got["worst"] >= TARGETS["worst"]
