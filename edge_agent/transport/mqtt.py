@@ -312,7 +312,8 @@ class MqttTransport:
         network thread; a worker that read the old pair just before writes its wake-up to it just
         after. Dropping the old pair would close its reading end there and make that write fail
         (the packet itself is already queued), so it is kept open, unread, until the next start;
-        the wake-up is not needed: the new network thread sends whatever is queued."""
+        the lost wake-up costs at most one turn of the new network thread's loop (a second), which
+        sends whatever is queued."""
         c = self._client
         self._retired_wakeup = (c._sockpairR, c._sockpairW)
         c.loop_start()
