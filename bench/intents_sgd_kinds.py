@@ -50,6 +50,14 @@ def kind_of(text: str) -> str:
     return next((name for name, words in KINDS if words.search(text)), "other")
 
 
+def _print_totals(title: str, c: collections.Counter[str]) -> None:
+    n = max(1, c["rows"])
+    print(
+        f"{title}: {c['rows']} rows, {100 * c['right'] / n:.2f}% recognized, "
+        f"{100 * c['rejected'] / n:.2f}% rejected, {100 * c['other'] / n:.2f}% another intent"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", default=None)
@@ -94,18 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for line in shown[key]:
             print(line)
-    n = total["rows"]
-    print(
-        f"in scope: {n} rows, {100 * total['right'] / n:.2f}% recognized, "
-        f"{100 * total['rejected'] / n:.2f}% rejected, {100 * total['other'] / n:.2f}% another intent"
-    )
-    for back, title in ((False, "standing on their own"), (True, "leaning on an earlier turn")):
-        c = standing[back]
-        m = max(1, c["rows"])
-        print(
-            f"in scope, {title}: {c['rows']} rows, {100 * c['right'] / m:.2f}% recognized, "
-            f"{100 * c['rejected'] / m:.2f}% rejected, {100 * c['other'] / m:.2f}% another intent"
-        )
+    _print_totals("in scope", total)
+    _print_totals("in scope, standing on their own", standing[False])
+    _print_totals("in scope, leaning on an earlier turn", standing[True])
     print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
     if args.against:
         other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)

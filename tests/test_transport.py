@@ -10,6 +10,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as paho
@@ -38,6 +39,19 @@ def in_process_config(broker: TestBroker, site: str, **mqtt: object) -> Config:
     config = parse({"site_id": site, "mqtt": section, "pipeline": {"stats_interval_s": 0.3}})
     config.mqtt._password = Path(section["password_file"]).read_text().strip()
     return config
+
+
+def bare_transport(
+    broker: TestBroker, site: str, prefix: str, on_message: Callable[[Inbound], None]
+) -> MqttTransport:
+    """A transport of its own (not started) for ``site``'s transcripts, with an agent's settings."""
+    section = broker.agent_mqtt()
+    settings = parse({"mqtt": section}).mqtt
+    settings._password = Path(section["password_file"]).read_text().strip()
+    return MqttTransport(
+        settings, client_id=unique(prefix), status_topic=f"edge/{site}/status",
+        subscriptions=[f"edge/{site}/transcript"], on_message=on_message,
+    )
 
 
 def tiny_agent(config: Config) -> Agent:
@@ -315,14 +329,8 @@ def test_shared_group_splits_inputs_between_agents(
 
 
 def test_acknowledgements_go_out_in_arrival_order(broker: TestBroker, client: paho.Client, site: str) -> None:
-    section = broker.agent_mqtt()
-    settings = parse({"mqtt": section}).mqtt
-    settings._password = Path(section["password_file"]).read_text().strip()
     received: list[Inbound] = []
-    transport = MqttTransport(
-        settings, client_id=unique("order-"), status_topic=f"edge/{site}/status",
-        subscriptions=[f"edge/{site}/transcript"], on_message=received.append,
-    )
+    transport = bare_transport(broker, site, "order-", received.append)
     transport.start()
     try:
         assert transport.wait_connected(10)
@@ -404,20 +412,13 @@ def test_an_ack_whose_wakeup_fails_during_a_reconnect_does_not_raise() -> None:
         writer.close()
 
 
-
 def test_a_wakeup_written_just_before_a_reconnect_replaces_the_socket_pair_is_not_refused(
     broker: TestBroker, site: str
 ) -> None:
     """A publish or acknowledgement on a worker thread wakes paho's network thread through the
     socket pair it read a moment earlier; a reconnect's ``loop_start`` may replace that pair in
     between. The replaced pair must still take the wake-up (an OSError there killed a worker)."""
-    section = broker.agent_mqtt()
-    settings = parse({"mqtt": section}).mqtt
-    settings._password = Path(section["password_file"]).read_text().strip()
-    transport = MqttTransport(
-        settings, client_id=unique("swap-"), status_topic=f"edge/{site}/status",
-        subscriptions=[f"edge/{site}/transcript"], on_message=lambda _: None,
-    )
+    transport = bare_transport(broker, site, "swap-", lambda _: None)
     transport.start()
     try:
         assert transport.wait_connected(10)
