@@ -12,6 +12,7 @@ import pytest
 from edge_agent.nlu.custom.match import CustomSettings
 from firmware_tools.data.intents import IntentExample, generate
 from firmware_tools.data.sgd import SgdRow, load_sgd, mapped_sgd, refers_back, sgd_texts
+from firmware_tools.model import transfer
 from firmware_tools.model.custom_calib import Episode, calibrate_custom
 from firmware_tools.model.transfer import restyle
 
@@ -39,11 +40,23 @@ def test_restyle_adds_speaker_habits_and_drops_punctuation() -> None:
     assert any(t.startswith(("alexa", "hey ", "ok ", "computer", "jarvis")) for t in texts)
     assert any("you to turn on" in t.lower() for t in texts)  # a first-person wish around the command
     assert any("," not in t and "." not in t for t in texts)
-    # a sentence before the request, the request whole after it
-    openers = ("hi", "hello", "i'm ", "good ")
-    assert any(t.lower().startswith(openers) and "turn on" in t.lower() for t in texts)
     assert all(o.text[o.spans[0][0] : o.spans[0][1]] == "kitchen light" for o in out)
     assert all(o.intent == "HassTurnOn" for o in out)
+
+
+def test_preambles_come_only_when_their_share_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = IntentExample("Turn on the kitchen light, please.", "HassTurnOn", [(12, 25, "name")], {})
+    openers = tuple(p.strip(". ") for p in transfer._PREAMBLES)
+
+    def with_preamble(texts: list[str]) -> list[str]:
+        return [t for t in texts if any(o in t.lower() for o in openers) and "turn on" in t.lower()]
+
+    default = [o.text for o in restyle([ex] * 200, 200, seed=2)]
+    assert transfer.PREAMBLE_SHARE == 0 and not with_preamble(default)
+    monkeypatch.setattr(transfer, "PREAMBLE_SHARE", 0.5)
+    out = restyle([ex] * 200, 200, seed=2)
+    assert with_preamble([o.text for o in out])  # a sentence before the request, the request whole after it
+    assert all(o.text[o.spans[0][0] : o.spans[0][1]] == "kitchen light" for o in out)
 
 
 def test_custom_calibration_rejects_the_untaught_share_asked_for() -> None:
