@@ -207,6 +207,24 @@ def test_dmesg_timestamp_is_a_header_without_a_level() -> None:
     assert (p.level, p.message) == (None, "Tasks RCU enabled.")
 
 
+@pytest.mark.parametrize(
+    ("line", "message", "app"),
+    [
+        # a bare first word after the stamp is the message's subject, not a header field
+        ("[    0.100000] RDSEED32 is broken. Disabling the corresponding CPUID bit.",
+         "RDSEED32 is broken. Disabling the corresponding CPUID bit.", None),
+        # "(vda1):" after a word is no "host program:" of syslog
+        ("[    5.120000] EXT4-fs (vda1): mounted filesystem", "EXT4-fs (vda1): mounted filesystem", None),
+        ("[    0.031200] ACPI: Early table checksum verification disabled",
+         "Early table checksum verification disabled", "ACPI"),  # a subsystem tag, as before
+        ("[    0.000000] gw kernel: Linux version 6.1.0", "Linux version 6.1.0", "kernel"),  # short-monotonic
+    ],
+)
+def test_a_kernel_stamp_is_followed_by_the_message(line: str, message: str, app: str | None) -> None:
+    p = parse_line(line)
+    assert (p.message, p.app, p.level) == (message, app, None)
+
+
 def test_journald_entry_as_a_line() -> None:
     p = parse_line('{"MESSAGE": "Started Session 2.", "PRIORITY": "6", "SYSLOG_IDENTIFIER": "systemd",'
                    ' "_HOSTNAME": "gw", "__REALTIME_TIMESTAMP": "1767603600500000"}')

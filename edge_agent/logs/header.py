@@ -198,6 +198,9 @@ def _split(line: str) -> HeaderSplit:
     k = 0
     prev_time = False
     n = len(texts)
+    # the kernel's uptime stamp opens a message, not a header: after it come a level, a
+    # "subsystem:" tag or syslog's "host program:", never a bare field ("RDSEED32 is broken")
+    kernel_stamp = _MONOTONIC.match(texts[0]) is not None
     while k < n:
         t = texts[k]
         level = _level_of(t, allow_letter=numeric_seen and k >= 2)
@@ -216,9 +219,11 @@ def _split(line: str) -> HeaderSplit:
             tag = t.rstrip(":")
             k += 1
             break
-        elif prev_time and k + 1 < n and _TAG.match(texts[k + 1]):
-            tag = texts[k + 1].rstrip(":")  # "host prog[pid]:" of syslog
+        elif prev_time and k + 1 < n and _TAG.match(texts[k + 1]) and texts[k + 1][0] != "(":
+            tag = texts[k + 1].rstrip(":")  # "host prog[pid]:" of syslog (a program is no "(sda1):")
             k += 2
+            break
+        elif kernel_stamp and k == 1:
             break
         elif _headerish(t, is_time) or (k + 1 < n and texts[k + 1] == "|" and " " not in t):
             numeric_seen = numeric_seen or _DIGIT.search(t) is not None
