@@ -90,6 +90,9 @@ SNIPS_TRAIN: dict[str, list[dict[str, Any]]] = {
             ("Food Force", "object_name"),
         ),
         _snips_row(("Where can I watch ", None), ("Food Force", "object_name")),
+        _snips_row(
+            ("I'd like to see the ", None), ("show", "object_type"), (" ", None), ("Migration", "object_name")
+        ),
     ],
     "SearchScreeningEvent": [
         _snips_row(("I'd like to watch ", None), ("Mister Cool", "movie_name")),
@@ -234,6 +237,8 @@ def test_snips_searches_are_out_of_scope_but_play_requests_are_not(data_dir: Pat
     assert show.intent == "HassMediaSearchAndPlay"
     assert show.slots == {"media_class": "tv_show", "search_query": "Food Force"}
     assert train["Where can I watch Food Force"].intent is None  # where to find it: a search
+    # a wish to see: the same words ask to see a doctor or a flat, so neither ours nor out of scope
+    assert "I'd like to see the show Migration" in {d.text for d in drops}
 
 
 def test_a_wish_to_watch_a_film_with_nothing_of_a_cinema_is_left_out(data_dir: Path) -> None:

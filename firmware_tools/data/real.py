@@ -483,7 +483,7 @@ def _snips_music(text: str, chunks: Sequence[Chunk]) -> _Label:
 
 _PLAY = re.compile(
     r"^(?:(?:please|can you|could you|would you|i want to|i'd like to|i want you to|let me|i need to)\s+)*"
-    r"(?:play|put on|listen to|hear|start playing|watch|see)\b",
+    r"(?P<verb>play|put on|listen to|hear|start playing|watch|see)\b",
     re.IGNORECASE,
 )
 
@@ -492,9 +492,15 @@ def _snips_creative_work(text: str, chunks: Sequence[Chunk]) -> _Label | str:
     """Mostly searches ("find the album X", "where can I watch X": out of scope), but "play the
     song X", "play the movie X" and, since build 26, "i want to watch the show X" are requests to
     play: HassMediaSearchAndPlay, as our generator labels them (a trailer, a painting or a book
-    to see is none of ours and is left out)."""
-    if not _PLAY.search(text):
+    to see is none of ours and is left out). A wish to *see* something is left out as well (build
+    28): the show a user wants to see at home is one to play, but the same words ask for a
+    doctor, a flat or a concert ("i need to see a therapist"), and build 27, which learnt them as
+    requests to play, accepted such requests of SGD's other services."""
+    play = _PLAY.search(text)
+    if not play:
         return _Label(None, spans_known=True)
+    if play.group("verb").lower() == "see":
+        return "a wish to see: a show to play at home, but the same words ask to see a doctor or a flat"
     names = [(s, e) for s, e, kind in chunks if kind == "object_name"]
     types = [(s, e) for s, e, kind in chunks if kind == "object_type"]
     if len(names) != 1 or len(types) > 1:
