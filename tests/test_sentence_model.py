@@ -51,8 +51,9 @@ def test_preambles_come_only_when_their_share_is_set(monkeypatch: pytest.MonkeyP
     def with_preamble(texts: list[str]) -> list[str]:
         return [t for t in texts if any(o in t.lower() for o in openers) and "turn on" in t.lower()]
 
+    assert transfer.PREAMBLE_SHARE == 0.0  # build 25's recipe: no preambles (docs/model.md, build 29)
+    monkeypatch.setattr(transfer, "PREAMBLE_SHARE", 0.15)
     out = restyle([ex] * 200, 200, seed=2)
-    assert transfer.PREAMBLE_SHARE > 0
     assert with_preamble([o.text for o in out])  # a sentence before the request, the request whole after it
     assert all(o.text[o.spans[0][0] : o.spans[0][1]] == "kitchen light" for o in out)
     monkeypatch.setattr(transfer, "PREAMBLE_SHARE", 0.0)

@@ -27,8 +27,8 @@ _WORD = re.compile(r"\S+")
 # share of restyled rows with a sentence said before the request (``_PREAMBLES``); 0 in build 27
 # (at 0 no random draw is spent on them), 0.15 again from build 28 on: build 27 without them lost
 # as many of SGD's out-of-scope requests as build 26 with them, and fewer in-scope gains; build 29
-# has them without Snips' wishes to watch (docs/model.md)
-PREAMBLE_SHARE = 0.15
+# had them without Snips' wishes to watch and gained nothing, so 0 again: build 25's draws (docs/model.md)
+PREAMBLE_SHARE = 0.0
 _LEADING = ("um ", "uh ", "please ", "could you ", "can you ", "hey ", "okay ", "so ", "i want you to ")
 _TRAILING = (" please", " now", " thanks", " for me", " right now")
 
