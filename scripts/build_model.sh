@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
-    sed -n '8,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '/^#   scripts\/build_model.sh /,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 data=$1 logs=$2
