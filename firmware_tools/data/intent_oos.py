@@ -1062,21 +1062,6 @@ _WIDE: tuple[str, ...] = (
     "(skip|cancel) (breakfast|the gym|my workout|class) (today|tomorrow)",
     "(i want to|let's) (play|watch) (a game|cards|football|the match) (with|at) {person}'s",
     "(the|my) (weather|music|movie) app (keeps crashing|is slow|won't load)",
-    # going out to see or watch something, and seeing a person or a place: the other side of a
-    # wish to watch a show at home, which is a request to play (build 31, docs/model.md)
-    "(i|we) (need|have|want) to see (a|my|the) (doctor|dentist|therapist|physio|eye doctor|"
-    "specialist|vet|lawyer|counsellor|hairdresser) [{time}]",
-    "(can|could) (i|we) see the (apartment|flat|house|room|place|car) (before (i|we) (sign|decide|pay)|"
-    "in person|first) ?",
-    "(i'd|we'd) (like|love) to (see|catch) (a|the) (musical|play|ballet|opera|stand-up show|concert|"
-    "magic show) (in|near) {city} [{time}]",
-    "(let's|i'd like to|we want to) go (out to|and) (see|watch) a (movie|film) (at the cinema|at the "
-    "movies|in town|on the big screen) [{time}]",
-    "(i|we) (want|would like|need) to go to the (cinema|movies|theater|drive-in) [{time}]",
-    "(i'd|we'd) like to (see|watch) the (game|match|race) (at the stadium|live at the ground|from the "
-    "stands) [{time}]",
-    "(i|we) (want|would like|need) to see {person} [{time}]",
-    "(we want|i'd like) to see the (sights|old town|museums|galleries|harbour) (in|of) {city}",
 )
 
 _ALL_TEMPLATES = _TEMPLATES + _WIDE

@@ -483,27 +483,18 @@ def _snips_music(text: str, chunks: Sequence[Chunk]) -> _Label:
 
 _PLAY = re.compile(
     r"^(?:(?:please|can you|could you|would you|i want to|i'd like to|i want you to|let me|i need to)\s+)*"
-    r"(?P<verb>play|put on|listen to|hear|start playing|watch|see)\b",
+    r"(?:play|put on|listen to|hear|start playing)\b",
     re.IGNORECASE,
 )
 
 
 def _snips_creative_work(text: str, chunks: Sequence[Chunk]) -> _Label | str:
-    """Mostly searches ("find the album X", "where can I watch X": out of scope), but "play the
-    song X", "play the movie X" and, since build 26, "i want to watch the show X" are requests to
-    play: HassMediaSearchAndPlay, as our generator labels them (a trailer, a painting or a book
-    to see is none of ours and is left out). A wish to *see* something is left out as well (build
-    28): the show a user wants to see at home is one to play, but the same words ask for a
-    doctor, a flat or a concert ("i need to see a therapist"), and build 27, which learnt them as
-    requests to play, accepted such requests of SGD's other services. Builds 26 to 28, with this
-    mapping alone, each accepted 36 to 40 more of SGD's out-of-scope requests than build 25; from
-    build 31 on, the generator's out-of-scope requests hold the other side of it: going out to
-    see or watch something, seeing a person or a place (``intent_oos``, docs/model.md)."""
-    play = _PLAY.search(text)
-    if not play:
+    """Mostly searches ("find the album X": out of scope), but "play the song X" and "play the
+    movie X" are requests to play: HassMediaSearchAndPlay, as our generator labels them. A wish
+    to watch or see ("i want to watch the show X") stays a search: builds 26 to 28 learnt it as a
+    request to play and each accepted 36 to 40 more of SGD's out-of-scope requests (docs/model.md)."""
+    if not _PLAY.search(text):
         return _Label(None, spans_known=True)
-    if play.group("verb").lower() == "see":
-        return "a wish to see: a show to play at home, but the same words ask to see a doctor or a flat"
     names = [(s, e) for s, e, kind in chunks if kind == "object_name"]
     types = [(s, e) for s, e, kind in chunks if kind == "object_type"]
     if len(names) != 1 or len(types) > 1:
@@ -519,30 +510,6 @@ def _snips_creative_work(text: str, chunks: Sequence[Chunk]) -> _Label | str:
     return _Label("HassMediaSearchAndPlay", tuple(sorted(spans)), slots, True)
 
 
-_WISH_TO_WATCH = re.compile(r"\b(?:want|like|love|need)\s+to\s+(?:watch|see)\b", re.IGNORECASE)
-_SCREENING_ASK = re.compile(
-    r"\b(?:when|where|what time|schedules?|showings?|showing|playing|show ?times?|timings?|times|tickets?)\b",
-    re.IGNORECASE,
-)
-_TITLE_ONLY = frozenset({"movie_name", "movie_type", "object_type"})
-
-
-def _snips_screening(text: str, chunks: Sequence[Chunk]) -> _Label | str:
-    """Cinema listings and tickets: out of scope. But a wish to watch a named film with nothing
-    of a cinema (no place, time, schedule or showing: "i'd like to watch <title>") reads at home
-    as a request to play it; the writers meant the cinema, so such a row is neither ours nor
-    clearly out of scope and is left out, as SGD's film searches are (build 26)."""
-    entities = {kind for _, _, kind in chunks if kind is not None}
-    if (
-        "movie_name" in entities
-        and entities <= _TITLE_ONLY
-        and _WISH_TO_WATCH.search(text)
-        and not _SCREENING_ASK.search(text)
-    ):
-        return "a wish to watch a named film, nothing of a cinema: ours at home, a screening to its writer"
-    return _Label(None, spans_known=True)
-
-
 def _map_snips(intent: str, text: str, chunks: Sequence[Chunk]) -> _Label | str:
     if intent == "GetWeather":
         return _snips_weather(text, chunks)
@@ -550,8 +517,6 @@ def _map_snips(intent: str, text: str, chunks: Sequence[Chunk]) -> _Label | str:
         return _snips_music(text, chunks)
     if intent == "SearchCreativeWork":
         return _snips_creative_work(text, chunks)
-    if intent == "SearchScreeningEvent":
-        return _snips_screening(text, chunks)
     return _Label(None, spans_known=True)
 
 
