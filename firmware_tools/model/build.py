@@ -135,9 +135,8 @@ def plan_for(tiny: bool) -> BuildPlan:
         batch=128,
         n_calib=300,
         # build 10's 4-block d128 student was no better than its 2-block d64 variant on intents
-        # (real dev 90.78% against 90.09% in scope) and worse on slots, at twice the invoke time;
-        # build 33 tries 2 blocks at d128 on the cross-source figure, which build 10 predates
-        student=dict(d_model=128, block_kinds=("conv", "attn"), n_heads=1, d_ff=256),
+        # (real dev 90.78% against 90.09% in scope) and worse on slots, at twice the invoke time
+        student=dict(d_model=64, block_kinds=("conv", "attn"), n_heads=1, d_ff=128),
         teacher=TeacherPlan(trainable_layers=2, epochs=3, batch=64, lr=2e-4),
         n_augment=15000,
         n_restyle=15000,
