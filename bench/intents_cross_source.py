@@ -14,11 +14,8 @@ A full build trains the folds itself and records their figures in its manifest
 (``metrics.cross_source``; it ships the calibration they chose), which is what the first two forms
 print. ``--work`` trains them again from the work directory of a finished ``edge-fw build-model
 --data-dir D --log-dir L --work W`` run of the same code and seed (``--seed``, by default the
-one ``--bundle`` records), run with the same Python environment at the same path: the stages are
-keyed by the teacher encoder's path too, so a build run from another checkout's ``.venv`` is not
-found ("run edge-fw build-model --work W with the same data first")
-(``firmware_tools/model/cross_source.py`` says what is reused and what is trained again).
-Prints, per left-out source and as mean and worst:
+one ``--bundle`` records) (``firmware_tools/model/cross_source.py`` says what is reused and what
+is trained again). Prints, per left-out source and as mean and worst:
 in-scope accuracy, the share of in-scope requests rejected as out of scope (false rejection), out-
 of-scope rejection, and the expected calibration error of the answer's confidence (15 bins), first
 at the plain argmax, then with the temperature and out-of-scope bar chosen on the pooled left-out

@@ -166,3 +166,16 @@ def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path)
     assert full.cross_source is True and fast.cross_source is False
     assert any("cross-source folds" in line for line in plan_lines(full, tmp_path / "enc.zip"))
     assert any("--no-cross-source" in line for line in plan_lines(fast, tmp_path / "enc.zip"))
+
+
+def test_the_work_directory_knows_the_encoder_by_name_and_size_not_by_path(tmp_path: Path) -> None:
+    # a build run from one checkout's environment and a bench run from another's find one stage
+    from firmware_tools.model.build import _encoder_id
+
+    a, b = tmp_path / "a" / "model.zip", tmp_path / "b" / "model.zip"
+    for p in (a, b):
+        p.parent.mkdir()
+        p.write_bytes(b"weights")
+    assert _encoder_id(a) == _encoder_id(b) == "model.zip:7"
+    b.write_bytes(b"other weights")
+    assert _encoder_id(a) != _encoder_id(b)

@@ -225,11 +225,20 @@ def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, examples: Sequence[S
     """What the cached stage outputs depend on: the plan's data and teacher fields, seed, encoder
     and every example with its labels (a changed generator or data directory runs them again)."""
     teacher_side = {k: repr(getattr(plan, k)) for k in _DATA_FIELDS}
-    h = hashlib.sha256(json.dumps({"plan": teacher_side, "seed": seed, "encoder": str(encoder)}).encode())
+    keyed = {"plan": teacher_side, "seed": seed, "encoder": _encoder_id(encoder)}
+    h = hashlib.sha256(json.dumps(keyed).encode())
     for group in examples:
         for ex in group:
             h.update(repr(_labelled(ex)).encode() + b"\n")
     return h.hexdigest()[:16]
+
+
+def _encoder_id(path: Path | str) -> str:
+    """The encoder file as the work directory's keys know it: its name and size, not its path, so
+    a build and a bench run from different checkouts or environments find the same stages (as the
+    second teacher's embeddings are keyed by its folder's name)."""
+    p = Path(path)
+    return f"{p.name}:{p.stat().st_size}" if p.is_file() else p.name
 
 
 # the plan's fields that the data, the tokenizer and the teacher depend on
@@ -575,7 +584,7 @@ def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCach
 
     if not texts:
         return np.zeros((0, ckpt.config.width), np.float16)
-    key = hashlib.sha256(repr((ckpt.source, "sentence", 64)).encode())
+    key = hashlib.sha256(repr((_encoder_id(ckpt.source), "sentence", 64)).encode())
     for t in texts:
         key.update(t.encode("utf-8", "replace") + b"\n")
     path = cache.root / f"sentences-{key.hexdigest()[:16]}.npy"
@@ -687,7 +696,7 @@ def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _Stage
     }
     feats = {}
     for k, wp in tqdm(views.items(), desc="frozen encoder"):
-        key = hashlib.sha256(repr((ckpt.source, frozen, L)).encode())
+        key = hashlib.sha256(repr((_encoder_id(ckpt.source), frozen, L)).encode())
         for t in texts[k]:
             key.update(t.encode("utf-8", "replace") + b"\n")
         path = cache.root / f"features-{k}-{key.hexdigest()[:16]}.npy"
