@@ -234,9 +234,9 @@ def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, examples: Sequence[S
 
 
 def _encoder_id(path: Path | str) -> str:
-    """The encoder file as the work directory's keys know it: its name and size, not its path, so
-    a build and a bench run from different checkouts or environments find the same stages (as the
-    second teacher's embeddings are keyed by its folder's name)."""
+    """An encoder as the work directory's keys know it: a file by its name and size, a folder (the
+    second teacher's) by its name, never by its path, so a build and a bench run from different
+    checkouts or environments find the same stages."""
     p = Path(path)
     return f"{p.name}:{p.stat().st_size}" if p.is_file() else p.name
 
@@ -835,7 +835,7 @@ def _mpnet_embeddings(folder: Path, data: _Data, cache: _StageCache, log: Any) -
     from firmware_tools.model.mpnet import MPNetEmbedder
 
     texts = data.it_tr.texts
-    key = hashlib.sha256(repr((Path(folder).name, "mpnet-sentence", 64)).encode())
+    key = hashlib.sha256(repr((_encoder_id(folder), "mpnet-sentence", 64)).encode())
     for t in texts:
         key.update(t.encode("utf-8", "replace") + b"\n")
     path = cache.root / f"mpnet-{key.hexdigest()[:16]}.npy"
