@@ -94,6 +94,32 @@ def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuil
 
 
 @on_the_tiny_build
+def test_a_student_seed_trains_the_same_students_from_another_start(
+    tiny_build: TinyBuild, tmp_path: Path
+) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    work = tmp_path / "work"
+    shutil.copytree(tiny_build.work, work)
+    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    first, again = tmp_path / "first", tmp_path / "again"
+    proc = edge_fw(*args, "--out", str(first), "--student-seed", "11")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "seed 3, students' seed 11 -> " in proc.stderr
+    # the data and teachers are the build's own; only the students are trained again
+    assert "stage teacher_outputs: reusing" in proc.stdout and "stage student: reusing" not in proc.stdout
+    built = load_bundle(first).manifest["build"]
+    assert (built["seed"], built["student_seed"]) == (3, 11)
+    assert "student_seed" not in load_bundle(tiny_build.out).manifest["build"]
+    graph = "intents.fused.tflite"
+    assert (first / graph).read_bytes() != (tiny_build.out / graph).read_bytes()
+    # the students of a seed are kept under it: the same seed reuses them
+    proc = edge_fw(*args, "--out", str(again), "--student-seed", "11")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "stage student: reusing" in proc.stdout
+    assert (again / graph).read_bytes() == (first / graph).read_bytes()
+
+
+@on_the_tiny_build
 def test_log_dir_reaches_the_build(tiny_build: TinyBuild) -> None:
     """Real log lines: the shared build's --log-dir (a folder per training system) reaches it."""
     from firmware_tools.data.loghub import TRAIN_SYSTEMS

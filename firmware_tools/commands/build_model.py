@@ -41,6 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--tiny", action="store_true", help="miniature data and one short epoch (CI smoke build)")
     p.add_argument("--seed", type=_seed, default=7, help="seed of data generation and training (>= 0)")
     p.add_argument(
+        "--student-seed",
+        type=_seed,
+        default=None,
+        help="seed of the students' initial weights and batch order alone (>= 0); the data and "
+        "teacher stages keep --seed, so with --work and --redo student this trains the same "
+        "students again from another start (default: as --seed decides, unchanged)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -143,7 +151,9 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
     else:
         work = "in a temp dir removed at the end (--work DIR keeps them for a rerun)"
     return [
-        f"edge-fw build-model: {kind}, seed {args.seed} -> {args.out} (replaced only when it succeeds)",
+        f"edge-fw build-model: {kind}, seed {args.seed}"
+        + (f", students' seed {args.student_seed}" if getattr(args, "student_seed", None) is not None else "")
+        + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
         f"  log lines: {logs}",
@@ -193,5 +203,6 @@ def _run(args: argparse.Namespace) -> int:
         redo=redo,
         cross_source=args.cross_source,
         mpnet_dir=args.mpnet_dir,
+        student_seed=args.student_seed,
     )
     return 0

@@ -176,6 +176,7 @@ def build(
     redo: Sequence[str] = (),
     cross_source: bool = True,
     mpnet_dir: Path | None = None,
+    student_seed: int | None = None,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -189,6 +190,8 @@ def build(
     ``mpnet_dir`` (an unpacked all-mpnet-base-v2 folder, ``mpnet.py``) adds a second teacher for
     the intent head: a linear head on its frozen sentence embeddings, fitted on the rows with gold
     labels, whose probabilities are mixed into the teacher's (``BuildPlan.mpnet_weight``).
+    ``student_seed`` seeds the students' initial weights and batch order alone (the data and
+    teacher stages keep ``seed``); without it they follow ``seed`` as before.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -200,12 +203,15 @@ def build(
         stage = tmp / "bundle"
         stage.mkdir()
         cache = _StageCache(work or tmp / "work", redo, log)
-        manifest = _build_into(stage, plan, seed, log, (data_dir, log_dir), encoder, cache, mpnet_dir)
+        manifest = _build_into(
+            stage, plan, seed, log, (data_dir, log_dir), encoder, cache, mpnet_dir, student_seed
+        )
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
             "cpu_seconds": round(time.process_time() - cpu0, 1),
             "stages": manifest.pop("build_stages", {}),
             "seed": seed,
+            **({"student_seed": student_seed} if student_seed is not None else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -448,6 +454,7 @@ def _build_into(
     encoder: Path | None,
     cache: _StageCache,
     mpnet_dir: Path | None = None,
+    student_seed: int | None = None,
 ) -> dict[str, Any]:
     import tensorflow as tf
 
@@ -492,7 +499,7 @@ def _build_into(
     base = student_base(plan, data.tok.vocab_size)
     sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
-    train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag)
+    train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
@@ -959,14 +966,22 @@ class _StudentTrainer:
         seed: int,
         cache: _StageCache,
         soft_tag: tuple[Any, ...] = (),
+        student_seed: int | None = None,
     ):
         self.base, self.targets, self.plan, self.seed, self.cache = base, targets, plan, seed, cache
         self.soft_tag = soft_tag  # what besides the teacher made the soft labels (part of the key)
+        # None: the initial weights come from wherever the build's random state stands and the
+        # batch order from ``seed`` (as every build before this option); else both from it
+        self.student_seed = student_seed
 
     def __call__(self, name: str, shape: dict[str, Any], epochs: int) -> Any:
         from firmware_tools.model.network import NetConfig, build_network
         from firmware_tools.model.train import KD, fit
 
+        if self.student_seed is not None:
+            import tensorflow as tf
+
+            tf.keras.utils.set_random_seed(self.student_seed)
         net = build_network(NetConfig(**self.base, **shape), name)
         spec = (
             sorted(shape.items()),
@@ -980,6 +995,8 @@ class _StudentTrainer:
             *self.soft_tag,
             # (keys of students trained without the moving average stay as they were)
             *((f"ema{self.plan.student_ema:g}",) if self.plan.student_ema is not None else ()),
+            # (keys of students seeded by the build's own random state stay as they were)
+            *((f"sseed{self.student_seed}",) if self.student_seed is not None else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
@@ -993,7 +1010,7 @@ class _StudentTrainer:
             batch=self.plan.batch,
             lr=2e-3,
             kd=KD(alpha=0.5, temperature=2.0),
-            seed=self.seed + 1,
+            seed=(self.seed if self.student_seed is None else self.student_seed) + 1,
             desc=f"{name} (distill)",
             slot_weight=STUDENT_SLOT_WEIGHT,
             sentence_weight=self.plan.sentence_weight,
