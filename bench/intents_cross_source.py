@@ -9,6 +9,7 @@ Usage::
     python bench/intents_cross_source.py --work W --epochs 6        # cheaper students
     python bench/intents_cross_source.py --work W --save folds.npz  # keep the predictions
     python bench/intents_cross_source.py --work W --seed 8          # a build made with --seed 8
+    python bench/intents_cross_source.py --work W --bundle B        # B's --seed and --student-seed
 
 A full build trains the folds itself and records their figures in its manifest
 (``metrics.cross_source``; it ships the calibration they chose), which is what the first two forms
@@ -143,10 +144,13 @@ def recorded(bundle: Path) -> int:
     return 0
 
 
-def _build_seed(bundle: Path) -> int:
-    """The ``--seed`` the bundle was built with (7, the build's default, when it records none)."""
+def _build_seeds(bundle: Path) -> tuple[int, int | None]:
+    """The ``--seed`` the bundle was built with (7, the build's default, when it records none) and
+    its ``--student-seed`` (None when it had none)."""
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    return int(manifest.get("build", {}).get("seed", 7))
+    built = manifest.get("build", {})
+    student = built.get("student_seed")
+    return int(built.get("seed", 7)), None if student is None else int(student)
 
 
 def main() -> int:
@@ -161,11 +165,17 @@ def main() -> int:
     ap.add_argument("--save", type=Path, help="write the left-out predictions here (.npz)")
     ap.add_argument("--seed", type=int, help="the build's --seed (default: the one --bundle records)")
     ap.add_argument(
+        "--student-seed",
+        type=int,
+        help="the build's --student-seed (default: the one --bundle records, if any)",
+    )
+    ap.add_argument(
         "--mpnet-dir", type=Path, help="the build had this second teacher (edge-fw build-model --mpnet-dir)"
     )
     args = ap.parse_args()
     if args.work is None:
         return recorded(args.bundle)
+    seed, student_seed = _build_seeds(args.bundle)
     results = run_folds(
         args.work,
         args.data_dir,
@@ -174,7 +184,8 @@ def main() -> int:
         epochs=args.epochs,
         retrain_sgd=args.retrain_sgd,
         mpnet_dir=args.mpnet_dir,
-        seed=args.seed if args.seed is not None else _build_seed(args.bundle),
+        seed=args.seed if args.seed is not None else seed,
+        student_seed=args.student_seed if args.student_seed is not None else student_seed,
     )
     if args.save:
         np.savez(

@@ -505,7 +505,16 @@ def _build_into(
     del targets
     clock.stage("student")
     folds = _cross_source_folds(
-        data, {**t_logits, "intent": teacher_intent}, sentence, plan, base, cache, seed, log, second
+        data,
+        {**t_logits, "intent": teacher_intent},
+        sentence,
+        plan,
+        base,
+        cache,
+        seed,
+        log,
+        second,
+        student_seed,
     )
     del t_logits
     if folds:
@@ -626,6 +635,7 @@ def _cross_source_folds(
     seed: int,
     log: Any,
     second: SecondTeacher | None = None,
+    student_seed: int | None = None,
 ) -> list[Any]:
     """The student again without CLINC150, then without Snips, each scored on its own held-out
     split, and the full student on SGD's (``cross_source.py``); none without the data.
@@ -638,7 +648,9 @@ def _cross_source_folds(
         return []
     from firmware_tools.model.cross_source import train_folds
 
-    return train_folds(data, t_logits, sentence, plan, base, cache, seed, log=log, second=second)
+    return train_folds(
+        data, t_logits, sentence, plan, base, cache, seed, log=log, second=second, student_seed=student_seed
+    )
 
 
 def _sentence_cosine(net: Any, ckpt: Checkpoint, data: _Data, cache: _StageCache) -> float:

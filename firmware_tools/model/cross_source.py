@@ -146,10 +146,12 @@ def run_folds(
     retrain_sgd: bool = False,
     log: Callable[[str], None] = print,
     mpnet_dir: Path | None = None,
+    student_seed: int | None = None,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
-    that second teacher (``build.SecondTeacher``; its embeddings are read from ``work``)."""
+    that second teacher (``build.SecondTeacher``; its embeddings are read from ``work``).
+    ``student_seed``: the build's ``--student-seed``, if it had one."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -173,7 +175,9 @@ def run_folds(
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     base = b.student_base(plan, data.tok.vocab_size)
-    return train_folds(data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second)
+    return train_folds(
+        data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed
+    )
 
 
 def train_folds(
@@ -188,11 +192,14 @@ def train_folds(
     retrain_sgd: bool = False,
     log: Callable[[str], None] = print,
     second: Any = None,
+    student_seed: int | None = None,
 ) -> list[FoldResult]:
     """The folds on a build's in-memory stages: ``data`` (relabelled by the teacher),
     ``t_logits`` (the fine-tuned teacher's outputs of its transfer rows) and the sentence targets.
     ``second`` (``build.SecondTeacher``): its head is fitted again without the left-out source's
-    rows and mixed into the teacher's intent logits; augmented rows take the mixture's intent."""
+    rows and mixed into the teacher's intent logits; augmented rows take the mixture's intent.
+    ``student_seed``: the build's ``--student-seed`` (the fold students start where its students
+    did, and the full student is its own)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.train import make_targets, predict_logits
 
@@ -225,7 +232,9 @@ def train_folds(
         targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
-        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, second.tag if second else ())
+        trainer = b._StudentTrainer(
+            base, targets, plan, seed, fold_cache, second.tag if second else (), student_seed
+        )
         net = trainer("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)
