@@ -175,7 +175,11 @@ def main() -> int:
     args = ap.parse_args()
     if args.work is None:
         return recorded(args.bundle)
-    seed, student_seed = _build_seeds(args.bundle)
+    seed, student_seed = args.seed, args.student_seed
+    if seed is None or student_seed is None:  # the bundle is read only for what is not given
+        built_seed, built_student_seed = _build_seeds(args.bundle)
+        seed = built_seed if seed is None else seed
+        student_seed = built_student_seed if student_seed is None else student_seed
     results = run_folds(
         args.work,
         args.data_dir,
@@ -184,8 +188,8 @@ def main() -> int:
         epochs=args.epochs,
         retrain_sgd=args.retrain_sgd,
         mpnet_dir=args.mpnet_dir,
-        seed=args.seed if args.seed is not None else seed,
-        student_seed=args.student_seed if args.student_seed is not None else student_seed,
+        seed=seed,
+        student_seed=student_seed,
     )
     if args.save:
         np.savez(
