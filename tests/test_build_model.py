@@ -120,6 +120,29 @@ def test_a_student_seed_trains_the_same_students_from_another_start(
 
 
 @on_the_tiny_build
+def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    work = tmp_path / "work"
+    shutil.copytree(tiny_build.work, work)
+    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    out, member = tmp_path / "distilled", tmp_path / "member"
+    proc = edge_fw(*args, "--out", str(out), "--distil-students", "11")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "distilled from the students of seeds [11] and its own" in proc.stderr
+    assert "distilling the mean of 2 students" in proc.stdout
+    assert load_bundle(out).manifest["build"]["distil_students"] == [11]
+    graph = "intents.fused.tflite"
+    assert (out / graph).read_bytes() != (tiny_build.out / graph).read_bytes()
+    # the member of seed 11 is the student --student-seed 11 trains: kept, so reused
+    proc = edge_fw(*args, "--out", str(member), "--student-seed", "11")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "stage student: reusing" in proc.stdout
+    assert (member / graph).read_bytes() != (out / graph).read_bytes()
+    proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-students", "5,5")
+    assert proc.returncode == 2 and "give one or more different seeds" in proc.stderr
+
+
+@on_the_tiny_build
 def test_log_dir_reaches_the_build(tiny_build: TinyBuild) -> None:
     """Real log lines: the shared build's --log-dir (a folder per training system) reaches it."""
     from firmware_tools.data.loghub import TRAIN_SYSTEMS

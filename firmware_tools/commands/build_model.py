@@ -49,6 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "students again from another start (default: as --seed decides, unchanged)",
     )
     p.add_argument(
+        "--distil-students",
+        type=_seeds,
+        default=(),
+        metavar="SEED,SEED",
+        help="the shipped students learn the mean logits of the student the build would ship "
+        "and of one student per student seed listed (each trained as --student-seed would, kept "
+        "in --work), in place of the teachers' soft labels (default: none, the teachers')",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -105,6 +114,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    """Comma-separated student seeds, each >= 0 and listed once."""
+    try:
+        seeds = tuple(_seed(part) for part in text.split(",") if part.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more different seeds, e.g. 108,208")
+    return seeds
+
+
 def _data_dir(text: str) -> Path:
     path = Path(text)
     if not (path / "clinc150").is_dir() and not (path / "snips2017").is_dir():
@@ -153,6 +173,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
     return [
         f"edge-fw build-model: {kind}, seed {args.seed}"
         + (f", students' seed {args.student_seed}" if getattr(args, "student_seed", None) is not None else "")
+        + (
+            f", distilled from the students of seeds {list(args.distil_students)} and its own"
+            if getattr(args, "distil_students", ())
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -204,5 +229,6 @@ def _run(args: argparse.Namespace) -> int:
         cross_source=args.cross_source,
         mpnet_dir=args.mpnet_dir,
         student_seed=args.student_seed,
+        distil_students=args.distil_students,
     )
     return 0

@@ -177,6 +177,7 @@ def build(
     cross_source: bool = True,
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
+    distil_students: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -192,6 +193,9 @@ def build(
     labels, whose probabilities are mixed into the teacher's (``BuildPlan.mpnet_weight``).
     ``student_seed`` seeds the students' initial weights and batch order alone (the data and
     teacher stages keep ``seed``); without it they follow ``seed`` as before.
+    ``distil_students`` (student seeds): the shipped students learn, in place of the teachers'
+    soft labels, the mean logits of the student the build would ship without it and of one
+    student per seed (each trained as ``student_seed`` would train it, kept in ``work``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -204,7 +208,16 @@ def build(
         stage.mkdir()
         cache = _StageCache(work or tmp / "work", redo, log)
         manifest = _build_into(
-            stage, plan, seed, log, (data_dir, log_dir), encoder, cache, mpnet_dir, student_seed
+            stage,
+            plan,
+            seed,
+            log,
+            (data_dir, log_dir),
+            encoder,
+            cache,
+            mpnet_dir,
+            student_seed,
+            tuple(distil_students),
         )
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
@@ -212,6 +225,7 @@ def build(
             "stages": manifest.pop("build_stages", {}),
             "seed": seed,
             **({"student_seed": student_seed} if student_seed is not None else {}),
+            **({"distil_students": list(distil_students)} if distil_students else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -455,6 +469,7 @@ def _build_into(
     cache: _StageCache,
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
+    distil_students: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     import tensorflow as tf
 
@@ -500,6 +515,11 @@ def _build_into(
     sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed)
+    if distil_students:
+        mean = _students_mean(train, distil_students, data, t_logits, log)
+        targets = make_targets(data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence)
+        tag = f"distil{','.join(map(str, distil_students))}"
+        train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
@@ -577,6 +597,32 @@ def _build_into(
     for name, m in metrics.items():
         log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
     return manifest
+
+
+def _students_mean(
+    own: _StudentTrainer,
+    seeds: Sequence[int],
+    data: _Data,
+    t_logits: dict[str, np.ndarray],
+    log: Any,
+) -> dict[str, np.ndarray]:
+    """Mean logits over the training rows (intent rows, then log rows, as ``t_logits``) of the
+    student ``own`` trains and of one student per seed, each trained on the same targets."""
+    from firmware_tools.model.train import predict_logits
+
+    plan = own.plan
+    trainers = [own] + [
+        _StudentTrainer(own.base, own.targets, plan, own.seed, own.cache, own.soft_tag, s) for s in seeds
+    ]
+    ids = np.concatenate([data.it_tr.ids, data.lg_tr.ids])
+    heads = [h for h in ("intent", "severity", "category", "anomaly") if h in t_logits]
+    total = {h: np.zeros(t_logits[h].shape, np.float64) for h in heads}
+    for trainer in trainers:
+        out = predict_logits(trainer("student", plan.student, plan.student_epochs), ids)
+        for h in heads:
+            total[h] += out[h].reshape(t_logits[h].shape)
+    log(f"distilling the mean of {len(trainers)} students (the build's own start and seeds {list(seeds)})")
+    return {h: (v / len(trainers)).astype(np.float32) for h, v in total.items()}
 
 
 def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache) -> Any:
