@@ -180,6 +180,13 @@ def main() -> int:
         built_seed, built_student_seed = _build_seeds(args.bundle)
         seed = built_seed if seed is None else seed
         student_seed = built_student_seed if student_seed is None else student_seed
+    distilled = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8")).get("build", {})
+    if distilled.get("distil_students"):
+        print(
+            f"note: {args.bundle} was built with --distil-students {distilled['distil_students']}; the "
+            "folds train one student each (no distillation), so they measure the recipe without it",
+            file=sys.stderr,
+        )
     results = run_folds(
         args.work,
         args.data_dir,
