@@ -13,6 +13,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _pythonpath() -> str:
+    """ROOT first; a PYTHONPATH already set stays after it (bench/ensemble's sitecustomize)."""
+    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
 def run_lines(args: Sequence[str], lines: Sequence[str], bundle: str | None) -> list[dict[str, Any]]:
     """``edge-agent ARGS [--bundle DIR]`` with ``lines`` on stdin; exits with the error if it fails
     or answers a different number of lines."""
@@ -25,7 +30,7 @@ def run_lines(args: Sequence[str], lines: Sequence[str], bundle: str | None) -> 
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": _pythonpath()},
         check=False,
     )
     name = " ".join(["edge-agent", *args])
