@@ -140,6 +140,9 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert (member / graph).read_bytes() != (out / graph).read_bytes()
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-students", "5,5")
     assert proc.returncode == 2 and "give one or more different seeds" in proc.stderr
+    proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--distil-students", "11")
+    assert proc.returncode != 0 and "is the build's own --student-seed" in proc.stderr
+    assert not (tmp_path / "no").exists()
 
 
 @on_the_tiny_build

@@ -211,6 +211,11 @@ def _run(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"edge-fw build-model: --redo: unknown stage {unknown[0]!r} (one of {', '.join(_STAGES)})"
         )
+    if args.student_seed is not None and args.student_seed in args.distil_students:
+        raise SystemExit(
+            f"edge-fw build-model: --distil-students: {args.student_seed} is the build's own "
+            "--student-seed, whose student is in the mean already; list the other starts"
+        )
     if importlib.util.find_spec("tensorflow") is None:
         raise SystemExit("edge-fw build-model: TensorFlow is missing: pip install -e '.[train]'")
     encoder = _encoder(args)
