@@ -36,6 +36,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -144,11 +145,15 @@ def recorded(bundle: Path) -> int:
     return 0
 
 
-def _build_seeds(bundle: Path) -> tuple[int, int | None]:
-    """The ``--seed`` the bundle was built with (7, the build's default, when it records none) and
-    its ``--student-seed`` (None when it had none)."""
+def _built(bundle: Path) -> dict[str, Any]:
+    """The ``build`` record of the bundle's manifest (empty when it has none)."""
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    built = manifest.get("build", {})
+    return dict(manifest.get("build", {}))
+
+
+def _build_seeds(built: dict[str, Any]) -> tuple[int, int | None]:
+    """The ``--seed`` a build record says (7, the build's default, when it records none) and its
+    ``--student-seed`` (None when it had none)."""
     student = built.get("student_seed")
     return int(built.get("seed", 7)), None if student is None else int(student)
 
@@ -176,14 +181,16 @@ def main() -> int:
     if args.work is None:
         return recorded(args.bundle)
     seed, student_seed = args.seed, args.student_seed
-    if seed is None or student_seed is None:  # the bundle is read only for what is not given
-        built_seed, built_student_seed = _build_seeds(args.bundle)
+    # the bundle is needed only for the seeds not given; read once, when it is there or needed
+    needed = seed is None or student_seed is None
+    built = _built(args.bundle) if needed or (args.bundle / "manifest.json").is_file() else {}
+    if needed:
+        built_seed, built_student_seed = _build_seeds(built)
         seed = built_seed if seed is None else seed
         student_seed = built_student_seed if student_seed is None else student_seed
-    distilled = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8")).get("build", {})
-    if distilled.get("distil_students"):
+    if built.get("distil_students"):
         print(
-            f"note: {args.bundle} was built with --distil-students {distilled['distil_students']}; the "
+            f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
             "folds train one student each (no distillation), so they measure the recipe without it",
             file=sys.stderr,
         )
