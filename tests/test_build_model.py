@@ -77,12 +77,19 @@ def test_tiny_bundle_evaluates(tiny_build: TinyBuild) -> None:
     assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
 
 
+def _own_work(tiny_build: TinyBuild, tmp_path: Path) -> list[str]:
+    """The shared build's arguments over a copy of its work directory (the same stage outputs;
+    the shared ones stay as built)."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny_build.work, work)
+    return [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+
+
 @on_the_tiny_build
 def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuild, tmp_path: Path) -> None:
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
-    work, again = tmp_path / "work", tmp_path / "again"
-    shutil.copytree(tiny_build.work, work)  # the same stage outputs; the shared ones stay as built
-    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    again = tmp_path / "again"
+    args = _own_work(tiny_build, tmp_path)
     # a rerun over the same work directory reuses every stage's output; --redo runs one again
     proc = edge_fw(*args, "--out", str(again))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -98,9 +105,7 @@ def test_a_student_seed_trains_the_same_students_from_another_start(
     tiny_build: TinyBuild, tmp_path: Path
 ) -> None:
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
-    work = tmp_path / "work"
-    shutil.copytree(tiny_build.work, work)
-    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    args = _own_work(tiny_build, tmp_path)
     first, again = tmp_path / "first", tmp_path / "again"
     proc = edge_fw(*args, "--out", str(first), "--student-seed", "11")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -122,9 +127,7 @@ def test_a_student_seed_trains_the_same_students_from_another_start(
 @on_the_tiny_build
 def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBuild, tmp_path: Path) -> None:
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
-    work = tmp_path / "work"
-    shutil.copytree(tiny_build.work, work)
-    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    args = _own_work(tiny_build, tmp_path)
     out, member = tmp_path / "distilled", tmp_path / "member"
     proc = edge_fw(*args, "--out", str(out), "--distil-students", "11")
     assert proc.returncode == 0, proc.stderr[-3000:]
