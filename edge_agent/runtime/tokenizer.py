@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,17 +62,18 @@ class Tokenizer:
     def encode(self, text: str) -> Encoded:
         return self._encode(text, None)
 
-    def encode_sampled(self, text: str, alpha: float) -> Encoded:
-        """A randomly sampled segmentation (subword regularization); build-time augmentation
-        that shows the model how unseen words split, with the same offsets and window."""
-        return self._encode(text, alpha)
+    def encode_with(self, text: str, segment: Callable[[str], list[tuple[int, int, int]]]) -> Encoded:
+        """``encode`` with another segmentation: ``segment`` gives the (id, char begin, char end)
+        pieces of the (capped) text; the window and offsets are as ``encode``'s. The build's
+        sampled segmentations come this way (``firmware_tools/model/subword.py``)."""
+        return self._encode(text, segment)
 
-    def _encode(self, text: str, alpha: float | None) -> Encoded:
+    def _encode(self, text: str, segment: Callable[[str], list[tuple[int, int, int]]] | None) -> Encoded:
         cap = self.max_len * _CHARS_PER_TOKEN_CAP
         cut = len(text) > cap
         src = _encodable(text[:cap] if cut else text)
-        sampling = {} if alpha is None else {"enable_sampling": True, "alpha": alpha, "nbest_size": -1}
-        pieces = [p for p in self._pieces(src, sampling) if p[0] != PAD_ID]
+        found = self._pieces(src) if segment is None else segment(src)
+        pieces = [p for p in found if p[0] != PAD_ID]
         truncated = cut or len(pieces) > self.max_len
         pieces = pieces[: self.max_len]
         ids = np.full(self.max_len, PAD_ID, dtype=np.int32)
@@ -81,17 +81,17 @@ class Tokenizer:
         offsets = [_trim(src, begin, end) for _, begin, end in pieces]
         return Encoded(ids, offsets, truncated)
 
-    def _pieces(self, src: str, sampling: dict[str, Any]) -> list[tuple[int, int, int]]:
+    def _pieces(self, src: str) -> list[tuple[int, int, int]]:
         """(id, char begin, char end) of each piece of ``src``. Both APIs hand over ids and
         offsets from the C++ side; the SentencePieceText proto would need protobuf, whose import
         costs 2 MB of RSS and 10-25 ms of start-up."""
         if _OFFSET_MAPPING:  # sentencepiece >= 0.2.2: UTF-8 byte offsets
-            found = self._sp.encode(src, return_type="offset_mapping", return_bytes=True, **sampling)
+            found = self._sp.encode(src, return_type="offset_mapping", return_bytes=True)
             to_char = _byte_to_char(src)
             pairs = zip(found["ids"], found["offsets"], strict=True)
             return [(i, to_char(b), to_char(e)) for i, (b, e) in pairs]
         # sentencepiece 0.2.0 and 0.2.1: the C++-backed immutable proto, offsets in characters
-        spt = self._sp.encode(src, out_type="immutable_proto", **sampling)  # type: ignore[arg-type]
+        spt = self._sp.encode(src, out_type="immutable_proto")  # type: ignore[arg-type]
         return [(p.id, p.begin, p.end) for p in spt.pieces]
 
     def encode_batch(self, texts: list[str]) -> list[Encoded]:

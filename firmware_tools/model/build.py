@@ -42,6 +42,7 @@ from firmware_tools.model.metrics import (
     softmax,
 )
 from firmware_tools.model.pretrained import Checkpoint, WordPieces, default_zip, load_checkpoint
+from firmware_tools.model.subword import SAMPLING
 from firmware_tools.model.teacher_plan import TeacherPlan
 from firmware_tools.model.transfer import augment, restyle
 
@@ -242,10 +243,11 @@ def build(
 
 
 def _fingerprint(plan: BuildPlan, seed: int, encoder: Path, examples: Sequence[Sequence[Any]]) -> str:
-    """What the cached stage outputs depend on: the plan's data and teacher fields, seed, encoder
-    and every example with its labels (a changed generator or data directory runs them again)."""
+    """What the cached stage outputs depend on: the plan's data and teacher fields, seed, encoder,
+    how segmentations are sampled, and every example with its labels (a changed generator or data
+    directory runs them again)."""
     teacher_side = {k: repr(getattr(plan, k)) for k in _DATA_FIELDS}
-    keyed = {"plan": teacher_side, "seed": seed, "encoder": _encoder_id(encoder)}
+    keyed = {"plan": teacher_side, "seed": seed, "encoder": _encoder_id(encoder), "sampling": SAMPLING}
     h = hashlib.sha256(json.dumps(keyed).encode())
     for group in examples:
         for ex in group:
@@ -397,9 +399,9 @@ def _sentence_extra(data_dir: Path | None, plan: BuildPlan, seed: int) -> list[s
 def _student_encodings(
     stage: Path, plan: BuildPlan, seed: int, cache: _StageCache, transfer: list[Any], logs: list[Any]
 ) -> tuple[Tokenizer, tuple[IntentArrays, LogArrays]]:
-    """The student's tokenizer and training encodings, or the work directory's copies: neither
-    sentencepiece training nor sampled segmentation repeats exactly, and the cached teacher
-    outputs are aligned to these very tokens."""
+    """The student's tokenizer and training encodings, or the work directory's copies (the
+    cached teacher outputs are aligned to these very tokens). Both repeat with the seed: the
+    sampled segmentations come from the build's own generator (``subword.py``)."""
     model_file = stage / "tokenizer.model"
     kept_model, kept = cache.path("data", "tokenizer.model"), cache.path("data", "encodings.npz")
     if kept_model is not None and kept is not None:
@@ -417,8 +419,8 @@ def _student_encodings(
     tok = Tokenizer(model_file, plan.max_len)
     # subword regularization on every other training row: unseen words split into pieces the
     # model has learnt to read (names in real homes are not in the generator's lexicon)
-    it = encode_intents(tok, transfer, sample_every=2)
-    lg = encode_logs(tok, logs, sample_every=3)
+    it = encode_intents(tok, transfer, sample_every=2, seed=seed)
+    lg = encode_logs(tok, logs, sample_every=3, seed=seed + 1)
     offsets = np.full((len(it.ids), plan.max_len, 2), -1, np.int32)
     for i, row in enumerate(it.offsets or []):
         if row:

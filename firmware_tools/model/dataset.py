@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import io
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import sentencepiece as spm
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.nlu.schema import INTENTS, OUT_OF_SCOPE, SLOTS
 from edge_agent.runtime.tokenizer import Encoded, Tokenizer
+from firmware_tools.model.subword import SegmentationSampler
 
 __all__ = [
     "INTENT_LABELS",
@@ -37,13 +39,14 @@ def tag_index() -> dict[str, int]:
 
 
 def train_tokenizer(texts: Sequence[str], prefix: Path, vocab_size: int, seed: int) -> Path:
-    """Train a unigram sentencepiece model (NFKC + case folding inside the model)."""
-    corpus = prefix.with_suffix(".corpus.txt")
-    corpus.write_text("\n".join(t.replace("\n", " ") for t in texts if t.strip()), encoding="utf-8")
+    """Train a unigram sentencepiece model (NFKC + case folding inside the model), written to
+    ``prefix.model``. The texts go in from memory, so the model file records no path: two
+    trainings on the same texts give the same bytes wherever they run."""
+    model = io.BytesIO()
     spm.set_random_generator_seed(seed)
     spm.SentencePieceTrainer.train(
-        input=str(corpus),
-        model_prefix=str(prefix),
+        sentence_iterator=iter([t.replace("\n", " ") for t in texts if t.strip()]),
+        model_writer=model,
         vocab_size=vocab_size,
         model_type="unigram",
         normalization_rule_name="nmt_nfkc_cf",
@@ -60,8 +63,9 @@ def train_tokenizer(texts: Sequence[str], prefix: Path, vocab_size: int, seed: i
         num_threads=2,
         minloglevel=2,
     )
-    corpus.unlink()
-    return prefix.with_suffix(".model")
+    path = prefix.with_suffix(".model")
+    path.write_bytes(model.getvalue())
+    return path
 
 
 def bio_tags(enc: Encoded, spans: Sequence[tuple[int, int, str]], max_len: int) -> np.ndarray:
@@ -103,19 +107,30 @@ class LogArrays:
         return self.known if self.known is not None else np.ones((len(self.ids), 3), np.float32)
 
 
+def _encoder(tok: Tokenizer, sample_every: int, alpha: float, seed: int) -> Callable[[int, str], Encoded]:
+    """``(row number, text) -> Encoded``: every ``sample_every``-th row (0: none) in a
+    segmentation sampled with a generator of ``seed`` (``subword.py``), the others as
+    ``tok.encode``; the same arguments give the same encodings."""
+    if sample_every <= 0:
+        return lambda _, text: tok.encode(text)
+    sampler, rng = SegmentationSampler(tok, alpha), np.random.default_rng(seed)
+    return lambda i, text: sampler.encode(text, rng) if i % sample_every == 0 else tok.encode(text)
+
+
 def encode_intents(
-    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1
+    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1, seed: int = 0
 ) -> IntentArrays:
-    """Encode; with ``sample_every = k`` every k-th example gets a sampled segmentation."""
+    """Encode; with ``sample_every = k`` every k-th example gets a sampled segmentation, drawn
+    with a generator of ``seed``."""
     index = {name: i for i, name in enumerate(INTENT_LABELS)}
     n, L = len(examples), tok.max_len
     ids = np.zeros((n, L), np.int32)
     intent = np.zeros(n, np.int32)
     tags = np.zeros((n, L), np.int32)
     offsets = []
+    encode = _encoder(tok, sample_every, alpha, seed)
     for i, ex in enumerate(examples):
-        sampled = sample_every > 0 and i % sample_every == 0
-        enc = tok.encode_sampled(ex.text, alpha) if sampled else tok.encode(ex.text)
+        enc = encode(i, ex.text)
         ids[i] = enc.ids
         intent[i] = index[ex.intent if ex.intent is not None else OUT_OF_SCOPE]
         tags[i] = bio_tags(enc, ex.spans, L)
@@ -124,15 +139,15 @@ def encode_intents(
 
 
 def encode_logs(
-    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1
+    tok: Tokenizer, examples: Sequence[Any], sample_every: int = 0, alpha: float = 0.1, seed: int = 0
 ) -> LogArrays:
     sev_index = {s: i for i, s in enumerate(SEVERITIES)}
     cat_index = {c: i for i, c in enumerate(CATEGORIES)}
     n = len(examples)
     ids = np.zeros((n, tok.max_len), np.int32)
+    encode = _encoder(tok, sample_every, alpha, seed)
     for i, ex in enumerate(examples):
-        sampled = sample_every > 0 and i % sample_every == 0
-        ids[i] = (tok.encode_sampled(ex.line, alpha) if sampled else tok.encode(ex.line)).ids
+        ids[i] = encode(i, ex.line).ids
     sev = np.array([sev_index.get(e.severity, 0) for e in examples], np.int32)
     cat = np.array([cat_index.get(e.category, 0) for e in examples], np.int32)
     anom = np.array([1.0 if e.anomaly else 0.0 for e in examples], np.float32)
