@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tiny_build import LOGHUB_LINES, TinyBuild, edge_fw, on_the_tiny_build
 
-from edge_agent.runtime.bundle import load_bundle
+from edge_agent.runtime.bundle import MANIFEST, load_bundle
 from edge_agent.runtime.model import Model
 
 
@@ -146,6 +146,31 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--distil-students", "11")
     assert proc.returncode != 0 and "is the build's own --student-seed" in proc.stderr
     assert not (tmp_path / "no").exists()
+
+
+@on_the_tiny_build
+def test_a_second_build_of_the_same_seed_makes_the_same_bundle(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    """From an empty work directory elsewhere: the same tokenizer and graphs byte for byte, the
+    same manifest but for the stages' timings (sampled segmentations come from the build's own
+    generator, the tokenizer records no path)."""
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    work, out = tmp_path / "elsewhere" / "work", tmp_path / "elsewhere" / "bundle"
+    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    proc = edge_fw(*args, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ": reusing " not in proc.stdout
+    files = sorted(p.name for p in tiny_build.out.iterdir())
+    assert files == sorted(p.name for p in out.iterdir()) and "tokenizer.model" in files
+    same = [n for n in files if (out / n).read_bytes() == (tiny_build.out / n).read_bytes()]
+    assert set(files) - set(same) <= {MANIFEST}
+
+    def untimed(bundle: Path) -> dict[str, Any]:
+        manifest = json.loads((bundle / MANIFEST).read_text(encoding="utf-8"))
+        for key in ("seconds", "cpu_seconds", "stages"):
+            manifest["build"].pop(key, None)
+        return manifest
+
+    assert untimed(out) == untimed(tiny_build.out)
 
 
 @on_the_tiny_build
