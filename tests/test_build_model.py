@@ -77,12 +77,17 @@ def test_tiny_bundle_evaluates(tiny_build: TinyBuild) -> None:
     assert "s cpu), seed 3, tiny=True" in proc.stdout and "  teacher: " in proc.stdout
 
 
+def _args_over(tiny_build: TinyBuild, work: Path) -> list[str]:
+    """The shared build's arguments with ``work`` as its work directory."""
+    return [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+
+
 def _own_work(tiny_build: TinyBuild, tmp_path: Path) -> list[str]:
     """The shared build's arguments over a copy of its work directory (the same stage outputs;
     the shared ones stay as built)."""
     work = tmp_path / "work"
     shutil.copytree(tiny_build.work, work)
-    return [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
+    return _args_over(tiny_build, work)
 
 
 @on_the_tiny_build
@@ -155,8 +160,7 @@ def test_a_second_build_of_the_same_seed_makes_the_same_bundle(tiny_build: TinyB
     generator, the tokenizer records no path)."""
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
     work, out = tmp_path / "elsewhere" / "work", tmp_path / "elsewhere" / "bundle"
-    args = [a if a != str(tiny_build.work) else str(work) for a in tiny_build.args]
-    proc = edge_fw(*args, "--out", str(out))
+    proc = edge_fw(*_args_over(tiny_build, work), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ": reusing " not in proc.stdout
     files = sorted(p.name for p in tiny_build.out.iterdir())
