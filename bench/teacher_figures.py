@@ -1,0 +1,170 @@
+"""The teachers' own figures on SGD's test split, beside the student's (issue 31: "report the
+teacher's own cross-source figure").
+
+Usage::
+
+    .venv/bin/python bench/teacher_figures.py --work W [--data-dir ../shared/data]
+        [--log-dir ../shared/eval/logs] [--mpnet-dir build/all-mpnet-base-v2] [--seed 8]
+        [--bundle B]
+
+``W`` is a finished build's work directory (``scripts/build_model.sh ... --work W --seed N``, the
+same data and seed): the script reads its stages, trains nothing, and runs SGD's test split (741
+in-scope and 4,664 out-of-scope user turns; ``firmware_tools.data.sgd``) through
+
+- the fine-tuned teacher (all-MiniLM-L6-v2, its top layers and heads; ``teacher.weights.h5``);
+- with ``--mpnet-dir``, the second teacher: the softmax head on frozen all-mpnet-base-v2
+  embeddings, fitted again on the labelled transfer rows as the build fits it;
+- their mixture, the intent soft labels the student learns from (``BuildPlan.mpnet_weight``);
+- with ``--bundle``, the bundle's float student's figure from its manifest
+  (``metrics.cross_source``, the same split and decision).
+
+SGD's labels train no intent head and its texts only the student's sentence embedding, so for
+the teachers too this split is a source they never learnt intents from: a cross-source figure.
+CLINC150 and Snips trained both teachers, so their dev figures are printed as in-source only.
+Every figure is at the argmax of temperature-1 probabilities (``cross_source.fold_metrics``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from firmware_tools.model.cross_source import FoldResult, eval_split, fold_metrics, softmax  # noqa: E402
+from firmware_tools.model.dataset import INTENT_LABELS, encode_intents  # noqa: E402
+
+
+def _line(name: str, m: dict[str, float]) -> str:
+    return (
+        f"  {name:34s} in scope {100 * m['in_scope_accuracy']:6.2f}%  falsely rejected "
+        f"{100 * m['false_rejection']:6.2f}%  out of scope rejected {100 * m['oos_rejection']:6.2f}%"
+        f"  ECE {m['ece']:.4f}"
+    )
+
+
+def _score(name: str, logits: np.ndarray, gold: np.ndarray) -> None:
+    print(_line(name, fold_metrics(FoldResult("sgd", softmax(logits), logits, gold))))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, required=True, help="a finished build's --work directory")
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--log-dir", type=Path, default=ROOT.parent / "shared" / "eval" / "logs")
+    ap.add_argument("--mpnet-dir", type=Path, help="the build's unpacked all-mpnet-base-v2 folder")
+    ap.add_argument("--seed", type=int, default=8, help="the build's --seed")
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="the work directory is a --tiny build's (built without --data-dir; SGD still read from it)",
+    )
+    ap.add_argument("--bundle", type=Path, help="the build's bundle: its student's figure beside")
+    ap.add_argument(
+        "--categories",
+        action="store_true",
+        help="also the log category head on bench/data/log_categories.tsv, line by line",
+    )
+    args = ap.parse_args(argv)
+
+    import tempfile
+
+    from firmware_tools.model import build as b
+    from firmware_tools.model.pretrained import default_zip, load_checkpoint
+    from firmware_tools.model.teacher import FrozenEncoder, build_teacher
+
+    plan = b.plan_for(tiny=args.tiny)
+    cache = b._StageCache(args.work, (), print)
+    tmp = Path(tempfile.mkdtemp(prefix="edge-teacher-"))
+    built_from = None if args.tiny else args.data_dir
+    data = b._load_data(tmp, plan, args.seed, (built_from, args.log_dir), print, cache, None)
+    weights = cache.path("teacher", "teacher.weights.h5")
+    if weights is None:
+        raise SystemExit(f"{args.work}: no teacher weights for this plan and seed (run the build first)")
+    ckpt = load_checkpoint(default_zip())
+    teacher = build_teacher(ckpt, plan.teacher, _classes())
+    teacher.model.load_weights(weights)
+
+    examples = eval_split(args.data_dir, "sgd")
+    texts = [e.text for e in examples]
+    gold = encode_intents(data.tok, examples).intent.copy()
+    wp = ckpt.tokenize(texts, plan.teacher.max_len)
+    feats = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)(wp)
+    t_logits = teacher.logits(feats, wp.mask)["intent"]
+    print(f"== SGD test ({int((gold != len(INTENT_LABELS) - 1).sum())} in scope, {len(gold)} rows)")
+    _score("fine-tuned teacher (MiniLM)", t_logits, gold)
+    if args.mpnet_dir is not None:
+        from firmware_tools.model.linear import fit_softmax, softmax_logits
+        from firmware_tools.model.mpnet import MPNetEmbedder
+
+        emb = b._mpnet_embeddings(args.mpnet_dir, data, cache, print)
+        rows = np.arange(len(emb)) < data.n_labelled
+        w = fit_softmax(emb[rows], data.it_tr.intent[rows], len(INTENT_LABELS))
+        m_logits = softmax_logits(w, np.asarray(MPNetEmbedder(args.mpnet_dir)(texts), np.float32))
+        _score("second teacher (mpnet, linear)", m_logits, gold)
+        mixed = t_logits.copy()
+        b.mix_intent_logits(mixed, m_logits, plan.mpnet_weight)
+        _score(f"their mixture ({plan.mpnet_weight:g} mpnet)", mixed, gold)
+    if args.bundle is not None:
+        manifest = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8"))
+        sgd = manifest.get("metrics", {}).get("cross_source", {}).get("argmax", {}).get("sgd")
+        if sgd is None:
+            print(f"  {args.bundle}: its manifest records no cross-source figures")
+        else:
+            print(_line("the bundle's float student", sgd))
+    if args.categories:
+        _categories(args, ckpt, plan, teacher)
+    return 0
+
+
+def _categories(args: argparse.Namespace, ckpt: Any, plan: Any, teacher: Any) -> None:
+    """The category head of the teacher and of the bundle's student on the hand-labelled sample,
+    each line on its own (``bench/logs_categories.py`` labels by template through the service)."""
+    from edge_agent.logs.classifier import CATEGORY_MIN_P, pick_label
+    from edge_agent.logs.labels import CATEGORIES
+    from firmware_tools.model.teacher import FrozenEncoder
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from logs_categories import DEFAULT_LABELS, read_labels
+
+    rows = read_labels(DEFAULT_LABELS, args.log_dir)
+    lines, truth = [r[2] for r in rows], [r[1] for r in rows]
+    wp = ckpt.tokenize(lines, plan.teacher.max_len)
+    feats = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)(wp)
+    heads = {"fine-tuned teacher": teacher.logits(feats, wp.mask)["category"]}
+    if args.bundle is not None:
+        from edge_agent.runtime.bundle import load_bundle
+        from edge_agent.runtime.model import Model
+
+        model = Model(load_bundle(args.bundle), tasks=("logs",))
+        ids = np.stack([model.tokenizer.encode(x).ids for x in lines]).astype(np.int32)
+        heads["the bundle's student (int8)"] = np.asarray(model.run_logs(ids)[1])
+    print(f"== log categories, {len(rows)} hand-labelled lines, each line alone")
+    for name, logits in heads.items():
+        for min_p, label in ((0.0, "argmax"), (CATEGORY_MIN_P, f"'other' below p {CATEGORY_MIN_P}")):
+            got = [pick_label(list(CATEGORIES), z, "other", min_p) for z in logits]
+            agree = np.mean([g == t for g, t in zip(got, truth, strict=True)])
+            print(f"  {name:34s} {label:22s} agreement {100 * agree:6.2f}%")
+
+
+def _classes() -> dict[str, int]:
+    from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+    from firmware_tools.model.dataset import SLOT_TAGS
+
+    return {
+        "intent": len(INTENT_LABELS),
+        "slots": len(SLOT_TAGS),
+        "severity": len(SEVERITIES),
+        "category": len(CATEGORIES),
+        "anomaly": 1,
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
