@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS, IntentArrays, LogArrays
-from firmware_tools.model.train import KD, _sigmoid_kd, _softmax_kd, make_targets
+from firmware_tools.model.train import KD, SentenceTargets, _sigmoid_kd, _softmax_kd, make_targets
 
 L, N_TAGS = 6, len(SLOT_TAGS)
 N_CLASSES = {"intent": len(INTENT_LABELS), "severity": 6, "category": 12, "anomaly": 1}
@@ -115,6 +115,35 @@ def check_moving_average_replaces_the_last_weights() -> None:
     for got, want in zip(final, average, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     assert max(float(np.abs(g - x).max()) for g, x in zip(final, seen[-1], strict=True)) > 1e-3
+
+
+def check_unlabelled_extra_rows_learn_the_teachers_intent_only_when_given() -> None:
+    rng = np.random.default_rng(4)
+    intents, logs = _arrays(rng)
+    teacher = _teacher(rng, 5)
+    extra_ids = np.array([[21, 22, 0, 0, 0, 0], [23, 24, 25, 0, 0, 0]], np.int32)
+    dim = 4
+    rows, extra = rng.normal(size=(3, dim)), rng.normal(size=(2, dim))
+    plain = make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra))
+    # without the teachers' labels of the extra texts they train the sentence head alone
+    assert plain.ids.shape == (7, L) and not plain.y["intent"][5:, 0].any()
+    labels = rng.normal(size=(2, N_CLASSES["intent"])).astype(np.float32)
+    labels[0, 7] = labels[1, 2] = 9.0
+    kd = make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra, labels))
+    y = kd.y["intent"]
+    np.testing.assert_array_equal(y[5:, 0], [1.0, 1.0])  # weighed as an intent row
+    np.testing.assert_array_equal(y[5:, 1], [7.0, 2.0])  # the teachers' argmax as the hard label
+    np.testing.assert_array_equal(y[5:, 2:], labels)  # their logits as the soft one
+    np.testing.assert_array_equal(y[:5], plain.y["intent"][:5])  # the other rows as before
+    for head in ("slots", "severity", "category", "anomaly"):
+        np.testing.assert_array_equal(kd.y[head], plain.y[head])
+    soft = _softmax_kd(KD(alpha=0.5, temperature=2.0))
+    # the loss now pulls the extra rows toward the teachers' answer
+    far = np.concatenate([teacher["intent"][:5], -labels])
+    near = np.concatenate([teacher["intent"][:5], labels])
+    assert float(soft(y, near)) < float(soft(y, far))
+    with pytest.raises(ValueError, match="extra_intent"):
+        make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra, labels[:1]))
 
 
 def main() -> int:

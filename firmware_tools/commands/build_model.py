@@ -58,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "in --work), in place of the teachers' soft labels (default: none, the teachers')",
     )
     p.add_argument(
+        "--distil-extra",
+        action="store_true",
+        help="the unlabelled texts that train only the sentence embedding (SGD's training split, "
+        "with --data-dir) also train the intent head, on the teachers' soft labels and argmax "
+        "(default: off; with --work the data and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -178,6 +185,7 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "distil_students", ())
             else ""
         )
+        + (", the intent head also on SGD's unlabelled texts" if getattr(args, "distil_extra", False) else "")
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -235,5 +243,6 @@ def _run(args: argparse.Namespace) -> int:
         mpnet_dir=args.mpnet_dir,
         student_seed=args.student_seed,
         distil_students=args.distil_students,
+        distil_extra=args.distil_extra,
     )
     return 0

@@ -102,6 +102,9 @@ class BuildPlan:
     # momentum of the moving average of the students' weights that replaces them after training
     # (train.fit); None: the last step's weights (the tiny build's few steps leave no average)
     student_ema: float | None = None
+    # the unlabelled extra texts (SGD's training split, which trains only the sentence embedding)
+    # also train the intent head, on the teachers' soft labels and argmax (as augmented rows do)
+    distil_extra: bool = False
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -179,6 +182,7 @@ def build(
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
     distil_students: Sequence[int] = (),
+    distil_extra: bool = False,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -197,12 +201,16 @@ def build(
     ``distil_students`` (student seeds): the shipped students learn, in place of the teachers'
     soft labels, the mean logits of the student the build would ship without it and of one
     student per seed (each trained as ``student_seed`` would train it, kept in ``work``).
+    ``distil_extra``: the unlabelled texts that train only the sentence embedding (SGD's training
+    split) also train the intent head on the teachers' labels (``BuildPlan.distil_extra``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
     plan = plan_for(tiny)
     if not cross_source:
         plan = dataclasses.replace(plan, cross_source=False)
+    if distil_extra:
+        plan = dataclasses.replace(plan, distil_extra=True)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -227,6 +235,7 @@ def build(
             "seed": seed,
             **({"student_seed": student_seed} if student_seed is not None else {}),
             **({"distil_students": list(distil_students)} if distil_students else {}),
+            **({"distil_extra": True} if distil_extra else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -286,6 +295,8 @@ def _labelled(ex: Any) -> tuple[Any, ...]:
 
 # the stages whose outputs the work directory keeps, in order
 STAGES = ("data", "teacher", "teacher_outputs", "student")
+# what the students' cache key gains when the extra texts train the intent head
+EXTRA_TAG = "extra-kd"
 
 
 class _StageCache:
@@ -515,6 +526,9 @@ def _build_into(
 
     base = student_base(plan, data.tok.vocab_size)
     sentence = _sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
+    if plan.distil_extra and sentence is not None and len(sentence.extra_ids):
+        sentence.extra_intent = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log)
+        soft_tag = (*soft_tag, EXTRA_TAG)
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed)
     if distil_students:
@@ -641,6 +655,47 @@ def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _St
         else np.zeros((0, L), np.int32)
     )
     return SentenceTargets(rows.astype(np.float32), extra_ids, extra.astype(np.float32))
+
+
+def _extra_intent_logits(
+    ckpt: Checkpoint,
+    teacher: Teacher,
+    plan: BuildPlan,
+    data: _Data,
+    cache: _StageCache,
+    second: SecondTeacher | None,
+    mpnet_dir: Path | None,
+    log: Any,
+) -> np.ndarray:
+    """The teachers' intent logits of the extra texts (``data.sentence_extra``, SGD's unlabelled
+    training texts): the fine-tuned teacher's, with the second teacher's head mixed in as for the
+    transfer rows. Kept beside the teacher's weights under the texts and the mixture."""
+    from firmware_tools.model.teacher import FrozenEncoder
+
+    texts = data.sentence_extra
+    mix = ("mpnet", plan.mpnet_weight) if second is not None else ()
+    key = hashlib.sha256(repr(("extra-intent", mix)).encode())
+    for t in texts:
+        key.update(t.encode("utf-8", "replace") + b"\n")
+    name = f"extra-intent-{key.hexdigest()[:16]}.npy"
+    cached = cache.path("teacher_outputs", name)
+    if cached is not None:
+        return np.asarray(np.load(cached), np.float32)
+    t0 = time.time()
+    encode = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)
+    parts = []
+    for s in range(0, len(texts), 4096):  # features of 4,096 rows at a time (float16, ~100 MB)
+        wp = ckpt.tokenize(list(texts[s : s + 4096]), plan.teacher.max_len)
+        parts.append(teacher.logits(encode(wp), wp.mask)["intent"])
+    out = np.concatenate(parts).astype(np.float32)
+    if second is not None:
+        assert mpnet_dir is not None
+        mix_intent_logits(
+            out, second.logits_of(_mpnet_texts(mpnet_dir, texts, cache, log), data), second.weight
+        )
+    np.save(cache.target(name), out)
+    log(f"teachers' intent labels of {len(texts)} unlabelled texts in {time.time() - t0:.0f}s")
+    return out
 
 
 def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache) -> np.ndarray:
@@ -899,9 +954,14 @@ def _teacher_outputs(
 def _mpnet_embeddings(folder: Path, data: _Data, cache: _StageCache, log: Any) -> np.ndarray:
     """Frozen all-mpnet-base-v2 sentence embeddings of every transfer row (kept in the work
     directory under the folder's name and the texts)."""
+    return _mpnet_texts(folder, data.it_tr.texts, cache, log)
+
+
+def _mpnet_texts(folder: Path, texts: Sequence[str], cache: _StageCache, log: Any) -> np.ndarray:
+    """Frozen all-mpnet-base-v2 sentence embeddings of ``texts`` (kept in the work directory under
+    the folder's name and the texts)."""
     from firmware_tools.model.mpnet import MPNetEmbedder
 
-    texts = data.it_tr.texts
     key = hashlib.sha256(repr((_encoder_id(folder), "mpnet-sentence", 64)).encode())
     for t in texts:
         key.update(t.encode("utf-8", "replace") + b"\n")
@@ -910,7 +970,7 @@ def _mpnet_embeddings(folder: Path, data: _Data, cache: _StageCache, log: Any) -
         log(f"second teacher: reusing {path}")
         return np.asarray(np.load(path), np.float32)
     t0 = time.time()
-    emb = MPNetEmbedder(Path(folder))(texts)
+    emb = MPNetEmbedder(Path(folder))(list(texts))
     np.save(path, emb.astype(np.float16))
     log(f"second teacher: {len(texts)} rows embedded in {time.time() - t0:.0f}s")
     return emb
@@ -924,8 +984,9 @@ class SecondTeacher:
     emb: np.ndarray
     weight: float
     # fitted heads' logits by the rows they were fitted on (the build and a fold that keeps every
-    # row fit the same head)
+    # row fit the same head), and the heads themselves
     _fits: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False)
+    _heads: dict[bytes, Any] = field(default_factory=dict, repr=False)
 
     @property
     def tag(self) -> tuple[Any, ...]:
@@ -943,11 +1004,23 @@ class SecondTeacher:
         key = np.packbits(fit_rows).tobytes()
         if key not in self._fits:
             w = fit_softmax(self.emb[fit_rows], data.it_tr.intent[fit_rows], len(INTENT_LABELS))
+            self._heads[key] = w
             self._fits[key] = softmax_logits(w, self.emb)
         out = self._fits[key]
         if log is not None:
             agree = float(np.mean(out[fit_rows].argmax(-1) == data.it_tr.intent[fit_rows]))
             log(f"second teacher: its head agrees with the gold label on {agree:.4f} of its rows")
+        return out
+
+    def logits_of(self, emb: np.ndarray, data: _Data, keep: np.ndarray | None = None) -> np.ndarray:
+        """Intent logits of other texts' embeddings ``emb`` from the head ``logits`` fits."""
+        from firmware_tools.model.linear import softmax_logits
+
+        self.logits(data, keep)
+        fit_rows = np.arange(len(self.emb)) < data.n_labelled
+        if keep is not None:
+            fit_rows &= keep
+        out: np.ndarray = softmax_logits(self._heads[np.packbits(fit_rows).tobytes()], emb)
         return out
 
     def mixed(

@@ -96,9 +96,7 @@ def fold_metrics(res: FoldResult, temperature: float = 1.0, oos_bar: float = 0.0
     }
 
 
-def choose_calibration(
-    results: Sequence[FoldResult], min_oos_rejection: float = 0.95
-) -> tuple[float, float]:
+def choose_calibration(results: Sequence[FoldResult], min_oos_rejection: float = 0.95) -> tuple[float, float]:
     """(temperature, oos_bar) from the pooled left-out predictions: the temperature of least
     NLL, then the highest out-of-scope bar (the fewest false rejections) at which the sources'
     out-of-scope rows are still rejected at ``min_oos_rejection`` on average, each source weighing
@@ -224,17 +222,18 @@ def train_folds(
             from firmware_tools.model.train import SentenceTargets
 
             drop_extra = source == "sgd" and retrain_sgd
+            extra_intent = sentence.extra_intent
             sent = SentenceTargets(
                 sentence.rows[keep],
                 sentence.extra_ids[:0] if drop_extra else sentence.extra_ids,
                 sentence.extra[:0] if drop_extra else sentence.extra,
+                None if extra_intent is None else extra_intent[:0] if drop_extra else extra_intent,
             )
         targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
-        trainer = b._StudentTrainer(
-            base, targets, plan, seed, fold_cache, second.tag if second else (), student_seed
-        )
+        tag = (*(second.tag if second else ()), *((b.EXTRA_TAG,) if _extra_kd(sent) else ()))
+        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, tag, student_seed)
         net = trainer("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)
@@ -244,6 +243,11 @@ def train_folds(
         results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts, f1))
         log(f"left out {source}: {fold_metrics(results[-1])}")
     return results
+
+
+def _extra_kd(sentence: Any) -> bool:
+    """Whether the extra texts train the intent head (the same students' key as the build's)."""
+    return sentence is not None and sentence.extra_intent is not None and len(sentence.extra_ids) > 0
 
 
 def _span_f1(slot_logits: np.ndarray, enc: IntentArrays, examples: Sequence[Any]) -> float:

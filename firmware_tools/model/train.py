@@ -104,17 +104,27 @@ class SentenceTargets:
     rows: np.ndarray  # (n_intent_rows, E)
     extra_ids: np.ndarray  # (n_extra, L)
     extra: np.ndarray  # (n_extra, E)
+    # the teachers' intent logits of the extra texts (n_extra, I): with them the extra rows also
+    # train the intent head, on these soft labels and their argmax (BuildPlan.distil_extra)
+    extra_intent: np.ndarray | None = None
 
 
 def _with_sentence(
     ids: np.ndarray, y: dict[str, np.ndarray], sent: SentenceTargets, ni: int, nl: int
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Add the sentence head's packed targets ``[weight, embedding...]`` and the extra rows
-    (weight 0 on every other head)."""
+    (weight 0 on every other head, but the intent head's when ``sent.extra_intent`` is set)."""
     ne, dim = len(sent.extra_ids), sent.rows.shape[1]
     w = np.concatenate([np.ones(ni), np.zeros(nl), np.ones(ne)]).astype(np.float32)
     emb = np.concatenate([sent.rows, np.zeros((nl, dim), np.float32), sent.extra]).astype(np.float32)
     out = {k: np.concatenate([v, np.zeros((ne, *v.shape[1:]), np.float32)]) for k, v in y.items()}
+    if sent.extra_intent is not None:
+        if sent.extra_intent.shape != (ne, y["intent"].shape[1] - 2):
+            raise ValueError(f"extra_intent is {sent.extra_intent.shape}, expected ({ne}, intents)")
+        soft = sent.extra_intent.astype(np.float32)
+        out["intent"][ni + nl :] = np.concatenate(
+            [np.ones((ne, 1), np.float32), soft.argmax(axis=1)[:, None].astype(np.float32), soft], axis=1
+        )
     out["sentence"] = np.concatenate([w[:, None], emb], axis=1)
     return np.concatenate([ids, sent.extra_ids]), out
 
