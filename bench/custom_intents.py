@@ -452,7 +452,12 @@ def tune(case: Case, raws: dict[tuple[int, float], Raw]) -> CustomSettings:
                 for margin in (0.2, 0.1, 0.0):  # on a tie the more careful setting stays
                     for steal in (0.95, 0.9, 0.85):
                         s = CustomSettings(
-                            round(float(threshold), 2), steal, margin, top_k, weight, round(ref, 3),
+                            round(float(threshold), 2),
+                            steal,
+                            margin,
+                            top_k,
+                            weight,
+                            round(ref, 3),
                             lexical_weight=lexical,
                         )
                         rec, unc = headline(case, figures(case, vector_predict(raw, s)[0], custom))
@@ -526,6 +531,7 @@ def guard(
         corpus, name = source.split(":", 1)
         custom = labels.get(corpus, {}).get(name)
         return custom if custom in loaded else intent
+
     sets = {
         "HA test sentences": (
             [
@@ -593,9 +599,7 @@ def _guard_line(
         )
     c, n = acc(with_custom, lambda e: e in loaded)
     if n:
-        print(
-            f"  {name:18s} {'loaded custom intents':24s} with {c:6.2f}%  ({n} lines of those intents)"
-        )
+        print(f"  {name:18s} {'loaded custom intents':24s} with {c:6.2f}%  ({n} lines of those intents)")
 
 
 # ------------------------------------------------------------------------------ cost
@@ -785,6 +789,10 @@ def _run_case(
                 fh.write(json.dumps(row) + "\n")
     err, n = custom_ece(case, scored, settings)
     print(f"  confidence ECE of custom decisions {err:.4f}  ({n} lines given a custom intent)")
+    # how much any threshold could recognize: the custom lines whose best intent is the right one
+    best = [b == e for b, e, g in zip(scored.best, case.expected, case.groups, strict=True) if g == "custom"]
+    share = 100 * sum(best) / max(1, len(best))
+    print(f"  best custom intent right, at any score   {share:6.2f}%  (the most a threshold can recognize)")
 
 
 def _tune(args: argparse.Namespace, data_dir: Path, embed: Embed, label: str) -> CustomSettings:
