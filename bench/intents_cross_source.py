@@ -188,6 +188,7 @@ def main() -> int:
         built_seed, built_student_seed = _build_seeds(built)
         seed = built_seed if seed is None else seed
         student_seed = built_student_seed if student_seed is None else student_seed
+    distil_extra = bool(built.get("distil_extra"))
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -204,6 +205,7 @@ def main() -> int:
         mpnet_dir=args.mpnet_dir,
         seed=seed,
         student_seed=student_seed,
+        distil_extra=distil_extra,
     )
     if args.save:
         np.savez(

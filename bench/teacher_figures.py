@@ -77,19 +77,20 @@ def main(argv: list[str] | None = None) -> int:
 
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
-    from firmware_tools.model.teacher import FrozenEncoder, build_teacher
+    from firmware_tools.model.teacher import FrozenEncoder
 
     plan = b.plan_for(tiny=args.tiny)
     cache = b._StageCache(args.work, (), print)
     tmp = Path(tempfile.mkdtemp(prefix="edge-teacher-"))
     built_from = None if args.tiny else args.data_dir
     data = b._load_data(tmp, plan, args.seed, (built_from, args.log_dir), print, cache, None)
-    weights = cache.path("teacher", "teacher.weights.h5")
-    if weights is None:
-        raise SystemExit(f"{args.work}: no teacher weights for this plan and seed (run the build first)")
     ckpt = load_checkpoint(default_zip())
-    teacher = build_teacher(ckpt, plan.teacher, _classes())
-    teacher.model.load_weights(weights)
+    try:
+        teacher = b.teacher_from_work(ckpt, plan, cache)
+    except FileNotFoundError:
+        raise SystemExit(
+            f"{args.work}: no teacher weights for this plan and seed (run the build first)"
+        ) from None
 
     examples = eval_split(args.data_dir, "sgd")
     texts = [e.text for e in examples]
@@ -151,19 +152,6 @@ def _categories(args: argparse.Namespace, ckpt: Any, plan: Any, teacher: Any) ->
             got = [pick_label(list(CATEGORIES), z, "other", min_p) for z in logits]
             agree = np.mean([g == t for g, t in zip(got, truth, strict=True)])
             print(f"  {name:34s} {label:22s} agreement {100 * agree:6.2f}%")
-
-
-def _classes() -> dict[str, int]:
-    from edge_agent.logs.labels import CATEGORIES, SEVERITIES
-    from firmware_tools.model.dataset import SLOT_TAGS
-
-    return {
-        "intent": len(INTENT_LABELS),
-        "slots": len(SLOT_TAGS),
-        "severity": len(SEVERITIES),
-        "category": len(CATEGORIES),
-        "anomaly": 1,
-    }
 
 
 if __name__ == "__main__":

@@ -297,6 +297,14 @@ def _labelled(ex: Any) -> tuple[Any, ...]:
 STAGES = ("data", "teacher", "teacher_outputs", "student")
 # what the students' cache key gains when the extra texts train the intent head
 EXTRA_TAG = "extra-kd"
+# the teacher's and the students' heads
+N_CLASSES = {
+    "intent": len(INTENT_LABELS),
+    "slots": len(SLOT_TAGS),
+    "severity": len(SEVERITIES),
+    "category": len(CATEGORIES),
+    "anomaly": 1,
+}
 
 
 class _StageCache:
@@ -499,13 +507,7 @@ def _build_into(
     data = _load_data(stage, plan, seed, dirs, log, cache, encoder)
     clock.stage("data")
 
-    n_classes = {
-        "intent": len(INTENT_LABELS),
-        "slots": len(SLOT_TAGS),
-        "severity": len(SEVERITIES),
-        "category": len(CATEGORIES),
-        "anomaly": 1,
-    }
+    n_classes = dict(N_CLASSES)
     ckpt = load_checkpoint(encoder or default_zip())
     tv = _teacher_views(ckpt, data, plan, cache)
     teacher = _teacher_stage(ckpt, tv, data, plan, n_classes, seed, cache, log)
@@ -830,6 +832,18 @@ def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _Stage
     return _TeacherViews(
         feats=feats, it_dev=views.get("it_dev"), **{k: views[k] for k in ("it_tr", "lg_tr", "it_ho", "lg_ho")}
     )
+
+
+def teacher_from_work(ckpt: Checkpoint, plan: BuildPlan, cache: _StageCache) -> Teacher:
+    """The fine-tuned teacher a finished build kept in its work directory (``cache`` keyed)."""
+    from firmware_tools.model.teacher import build_teacher
+
+    weights = cache.path("teacher", "teacher.weights.h5")
+    if weights is None:
+        raise FileNotFoundError(f"{cache.dir}: no teacher weights (run edge-fw build-model --work first)")
+    teacher = build_teacher(ckpt, plan.teacher, N_CLASSES)
+    teacher.model.load_weights(weights)
+    return teacher
 
 
 def _teacher_stage(

@@ -145,11 +145,14 @@ def run_folds(
     log: Callable[[str], None] = print,
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
+    distil_extra: bool = False,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
     that second teacher (``build.SecondTeacher``; its embeddings are read from ``work``).
-    ``student_seed``: the build's ``--student-seed``, if it had one."""
+    ``student_seed``: the build's ``--student-seed``, if it had one. ``distil_extra``: the build's
+    ``--distil-extra`` (the extra texts' labels are the build's own, read from ``work``: the
+    fine-tuned teacher saw every source, and so did the second teacher's head that labels them)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -172,6 +175,13 @@ def run_folds(
         b._relabel_from_teacher(data, t_logits)
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
+    if distil_extra and sentence is not None and len(sentence.extra_ids):
+        from firmware_tools.model.build import teacher_from_work
+
+        teacher = teacher_from_work(ckpt, plan, cache)
+        sentence.extra_intent = b._extra_intent_logits(
+            ckpt, teacher, plan, data, cache, second, mpnet_dir, log
+        )
     base = b.student_base(plan, data.tok.vocab_size)
     return train_folds(
         data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed
