@@ -101,13 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== SGD test ({int((gold != len(INTENT_LABELS) - 1).sum())} in scope, {len(gold)} rows)")
     _score("fine-tuned teacher (MiniLM)", t_logits, gold)
     if args.mpnet_dir is not None:
-        from firmware_tools.model.linear import fit_softmax, softmax_logits
         from firmware_tools.model.mpnet import MPNetEmbedder
 
-        emb = b._mpnet_embeddings(args.mpnet_dir, data, cache, print)
-        rows = np.arange(len(emb)) < data.n_labelled
-        w = fit_softmax(emb[rows], data.it_tr.intent[rows], len(INTENT_LABELS))
-        m_logits = softmax_logits(w, np.asarray(MPNetEmbedder(args.mpnet_dir)(texts), np.float32))
+        second = b.SecondTeacher(b._mpnet_embeddings(args.mpnet_dir, data, cache, print), plan.mpnet_weight)
+        # the build's own head (fitted on the labelled transfer rows) on SGD's texts
+        m_logits = second.logits_of(np.asarray(MPNetEmbedder(args.mpnet_dir)(texts), np.float32), data)
         _score("second teacher (mpnet, linear)", m_logits, gold)
         mixed = t_logits.copy()
         b.mix_intent_logits(mixed, m_logits, plan.mpnet_weight)

@@ -96,7 +96,9 @@ def fold_metrics(res: FoldResult, temperature: float = 1.0, oos_bar: float = 0.0
     }
 
 
-def choose_calibration(results: Sequence[FoldResult], min_oos_rejection: float = 0.95) -> tuple[float, float]:
+def choose_calibration(
+    results: Sequence[FoldResult], min_oos_rejection: float = 0.95
+) -> tuple[float, float]:
     """(temperature, oos_bar) from the pooled left-out predictions: the temperature of least
     NLL, then the highest out-of-scope bar (the fewest false rejections) at which the sources'
     out-of-scope rows are still rejected at ``min_oos_rejection`` on average, each source weighing
