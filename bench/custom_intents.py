@@ -452,12 +452,7 @@ def tune(case: Case, raws: dict[tuple[int, float], Raw]) -> CustomSettings:
                 for margin in (0.2, 0.1, 0.0):  # on a tie the more careful setting stays
                     for steal in (0.95, 0.9, 0.85):
                         s = CustomSettings(
-                            round(float(threshold), 2),
-                            steal,
-                            margin,
-                            top_k,
-                            weight,
-                            round(ref, 3),
+                            round(float(threshold), 2), steal, margin, top_k, weight, round(ref, 3),
                             lexical_weight=lexical,
                         )
                         rec, unc = headline(case, figures(case, vector_predict(raw, s)[0], custom))
@@ -531,7 +526,6 @@ def guard(
         corpus, name = source.split(":", 1)
         custom = labels.get(corpus, {}).get(name)
         return custom if custom in loaded else intent
-
     sets = {
         "HA test sentences": (
             [
@@ -599,7 +593,9 @@ def _guard_line(
         )
     c, n = acc(with_custom, lambda e: e in loaded)
     if n:
-        print(f"  {name:18s} {'loaded custom intents':24s} with {c:6.2f}%  ({n} lines of those intents)")
+        print(
+            f"  {name:18s} {'loaded custom intents':24s} with {c:6.2f}%  ({n} lines of those intents)"
+        )
 
 
 # ------------------------------------------------------------------------------ cost
