@@ -5,11 +5,11 @@ Usage::
 
     .venv/bin/python bench/teacher_figures.py --work W [--data-dir ../shared/data]
         [--log-dir ../shared/eval/logs] [--mpnet-dir build/all-mpnet-base-v2] [--seed 8]
-        [--bundle B]
+        [--bundle B] [--categories]
 
 ``W`` is a finished build's work directory (``scripts/build_model.sh ... --work W --seed N``, the
 same data and seed): the script reads its stages, trains nothing, and runs SGD's test split (741
-in-scope and 4,664 out-of-scope user turns; ``firmware_tools.data.sgd``) through
+in-scope and 4,501 out-of-scope user turns; ``firmware_tools.data.sgd``) through
 
 - the fine-tuned teacher (all-MiniLM-L6-v2, its top layers and heads; ``teacher.weights.h5``);
 - with ``--mpnet-dir``, the second teacher: the softmax head on frozen all-mpnet-base-v2
@@ -19,9 +19,10 @@ in-scope and 4,664 out-of-scope user turns; ``firmware_tools.data.sgd``) through
   (``metrics.cross_source``, the same split and decision).
 
 SGD's labels train no intent head and its texts only the student's sentence embedding, so for
-the teachers too this split is a source they never learnt intents from: a cross-source figure.
-CLINC150 and Snips trained both teachers, so their dev figures are printed as in-source only.
-Every figure is at the argmax of temperature-1 probabilities (``cross_source.fold_metrics``).
+the teachers too this split is a source they never learnt intents from: a cross-source figure
+(CLINC150 and Snips trained both teachers, so no figure of theirs would be one). ``--categories``:
+the teacher's log category head, and the bundle's student's, on the hand-labelled log sample.
+Every intent figure is at the argmax of temperature-1 probabilities (``cross_source.fold_metrics``).
 """
 
 from __future__ import annotations
@@ -77,7 +78,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
-    from firmware_tools.model.teacher import FrozenEncoder
 
     plan = b.plan_for(tiny=args.tiny)
     cache = b._StageCache(args.work, (), print)
@@ -95,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     examples = eval_split(args.data_dir, "sgd")
     texts = [e.text for e in examples]
     gold = encode_intents(data.tok, examples).intent.copy()
-    wp = ckpt.tokenize(texts, plan.teacher.max_len)
-    feats = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)(wp)
-    t_logits = teacher.logits(feats, wp.mask)["intent"]
+    t_logits = b.teacher_text_logits(ckpt, teacher, plan, texts)["intent"]
     print(f"== SGD test ({int((gold != len(INTENT_LABELS) - 1).sum())} in scope, {len(gold)} rows)")
     _score("fine-tuned teacher (MiniLM)", t_logits, gold)
     if args.mpnet_dir is not None:
@@ -127,16 +125,14 @@ def _categories(args: argparse.Namespace, ckpt: Any, plan: Any, teacher: Any) ->
     each line on its own (``bench/logs_categories.py`` labels by template through the service)."""
     from edge_agent.logs.classifier import CATEGORY_MIN_P, pick_label
     from edge_agent.logs.labels import CATEGORIES
-    from firmware_tools.model.teacher import FrozenEncoder
+    from firmware_tools.model.build import teacher_text_logits
 
     sys.path.insert(0, str(ROOT / "bench"))
     from logs_categories import DEFAULT_LABELS, read_labels
 
     rows = read_labels(DEFAULT_LABELS, args.log_dir)
     lines, truth = [r[2] for r in rows], [r[1] for r in rows]
-    wp = ckpt.tokenize(lines, plan.teacher.max_len)
-    feats = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)(wp)
-    heads = {"fine-tuned teacher": teacher.logits(feats, wp.mask)["category"]}
+    heads = {"fine-tuned teacher": teacher_text_logits(ckpt, teacher, plan, lines)["category"]}
     if args.bundle is not None:
         from edge_agent.runtime.bundle import load_bundle
         from edge_agent.runtime.model import Model

@@ -672,8 +672,6 @@ def _extra_intent_logits(
     """The teachers' intent logits of the extra texts (``data.sentence_extra``, SGD's unlabelled
     training texts): the fine-tuned teacher's, with the second teacher's head mixed in as for the
     transfer rows. Kept beside the teacher's weights under the texts and the mixture."""
-    from firmware_tools.model.teacher import FrozenEncoder
-
     texts = data.sentence_extra
     mix = ("mpnet", plan.mpnet_weight) if second is not None else ()
     key = hashlib.sha256(repr(("extra-intent", mix)).encode())
@@ -684,12 +682,7 @@ def _extra_intent_logits(
     if cached is not None:
         return np.asarray(np.load(cached), np.float32)
     t0 = time.time()
-    encode = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)
-    parts = []
-    for s in range(0, len(texts), 4096):  # features of 4,096 rows at a time (float16, ~100 MB)
-        wp = ckpt.tokenize(list(texts[s : s + 4096]), plan.teacher.max_len)
-        parts.append(teacher.logits(encode(wp), wp.mask)["intent"])
-    out = np.concatenate(parts).astype(np.float32)
+    out = teacher_text_logits(ckpt, teacher, plan, texts)["intent"].astype(np.float32)
     if second is not None:
         assert mpnet_dir is not None
         mix_intent_logits(
@@ -832,6 +825,21 @@ def _teacher_views(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _Stage
     return _TeacherViews(
         feats=feats, it_dev=views.get("it_dev"), **{k: views[k] for k in ("it_tr", "lg_tr", "it_ho", "lg_ho")}
     )
+
+
+def teacher_text_logits(
+    ckpt: Checkpoint, teacher: Teacher, plan: BuildPlan, texts: Sequence[str], chunk: int = 4096
+) -> dict[str, np.ndarray]:
+    """The fine-tuned teacher's logits of ``texts``, every head; its frozen layers run on
+    ``chunk`` rows at a time (float16 features, about 100 MB per 4,096 rows)."""
+    from firmware_tools.model.teacher import FrozenEncoder
+
+    encode = FrozenEncoder(ckpt, ckpt.config.layers - plan.teacher.trainable_layers)
+    parts = []
+    for s in range(0, len(texts), chunk):
+        wp = ckpt.tokenize(list(texts[s : s + chunk]), plan.teacher.max_len)
+        parts.append(teacher.logits(encode(wp), wp.mask))
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
 
 
 def teacher_from_work(ckpt: Checkpoint, plan: BuildPlan, cache: _StageCache) -> Teacher:
@@ -997,8 +1005,8 @@ class SecondTeacher:
 
     emb: np.ndarray
     weight: float
-    # fitted heads' logits by the rows they were fitted on (the build and a fold that keeps every
-    # row fit the same head), and the heads themselves
+    # fitted heads and their logits of the transfer rows, by the rows they were fitted on (the
+    # build and a fold that keeps every row fit the same head)
     _fits: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False)
     _heads: dict[bytes, Any] = field(default_factory=dict, repr=False)
 
@@ -1007,19 +1015,27 @@ class SecondTeacher:
         """What the students' cached weights depend on besides the fine-tuned teacher."""
         return ("mpnet", self.weight)
 
-    def logits(self, data: _Data, keep: np.ndarray | None = None, log: Any = None) -> np.ndarray:
-        """Intent logits of every transfer row from a head fitted on the labelled rows in
-        ``keep`` (default: all of them)."""
-        from firmware_tools.model.linear import fit_softmax, softmax_logits
+    def _head(self, data: _Data, keep: np.ndarray | None) -> tuple[bytes, np.ndarray]:
+        """(key, rows) of the head fitted on the labelled rows in ``keep``, fitted once."""
+        from firmware_tools.model.linear import fit_softmax
 
         fit_rows = np.arange(len(self.emb)) < data.n_labelled
         if keep is not None:
             fit_rows &= keep
         key = np.packbits(fit_rows).tobytes()
+        if key not in self._heads:
+            labels = data.it_tr.intent[fit_rows]
+            self._heads[key] = fit_softmax(self.emb[fit_rows], labels, len(INTENT_LABELS))
+        return key, fit_rows
+
+    def logits(self, data: _Data, keep: np.ndarray | None = None, log: Any = None) -> np.ndarray:
+        """Intent logits of every transfer row from a head fitted on the labelled rows in
+        ``keep`` (default: all of them)."""
+        from firmware_tools.model.linear import softmax_logits
+
+        key, fit_rows = self._head(data, keep)
         if key not in self._fits:
-            w = fit_softmax(self.emb[fit_rows], data.it_tr.intent[fit_rows], len(INTENT_LABELS))
-            self._heads[key] = w
-            self._fits[key] = softmax_logits(w, self.emb)
+            self._fits[key] = softmax_logits(self._heads[key], self.emb)
         out = self._fits[key]
         if log is not None:
             agree = float(np.mean(out[fit_rows].argmax(-1) == data.it_tr.intent[fit_rows]))
@@ -1030,11 +1046,8 @@ class SecondTeacher:
         """Intent logits of other texts' embeddings ``emb`` from the head ``logits`` fits."""
         from firmware_tools.model.linear import softmax_logits
 
-        self.logits(data, keep)
-        fit_rows = np.arange(len(self.emb)) < data.n_labelled
-        if keep is not None:
-            fit_rows &= keep
-        out: np.ndarray = softmax_logits(self._heads[np.packbits(fit_rows).tobytes()], emb)
+        key, _ = self._head(data, keep)
+        out: np.ndarray = softmax_logits(self._heads[key], emb)
         return out
 
     def mixed(
