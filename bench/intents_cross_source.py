@@ -189,6 +189,7 @@ def main() -> int:
         seed = built_seed if seed is None else seed
         student_seed = built_student_seed if student_seed is None else student_seed
     distil_extra = bool(built.get("distil_extra"))
+    lexical_init = bool(built.get("lexical_init"))
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -206,6 +207,7 @@ def main() -> int:
         seed=seed,
         student_seed=student_seed,
         distil_extra=distil_extra,
+        lexical_init=lexical_init,
     )
     if args.save:
         np.savez(

@@ -65,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "(default: off; with --work the data and teacher stages are reused)",
     )
     p.add_argument(
+        "--lexical-init",
+        action="store_true",
+        help="the students' token embedding starts from the pretrained encoder's embedding of "
+        "each piece of the tokenizer, not from random values (default: off; with --work the "
+        "data and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -186,6 +193,7 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             else ""
         )
         + (", the intent head also on SGD's unlabelled texts" if getattr(args, "distil_extra", False) else "")
+        + (", token embedding from the encoder's" if getattr(args, "lexical_init", False) else "")
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -244,5 +252,6 @@ def _run(args: argparse.Namespace) -> int:
         student_seed=args.student_seed,
         distil_students=args.distil_students,
         distil_extra=args.distil_extra,
+        lexical_init=args.lexical_init,
     )
     return 0

@@ -105,6 +105,9 @@ class BuildPlan:
     # the unlabelled extra texts (SGD's training split, which trains only the sentence embedding)
     # also train the intent head, on the teachers' soft labels and argmax (as augmented rows do)
     distil_extra: bool = False
+    # the students' token embedding starts from the pretrained encoder's embedding of each piece
+    # (lexicon.py), not from random values
+    lexical_init: bool = False
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -183,6 +186,7 @@ def build(
     student_seed: int | None = None,
     distil_students: Sequence[int] = (),
     distil_extra: bool = False,
+    lexical_init: bool = False,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -203,6 +207,8 @@ def build(
     student per seed (each trained as ``student_seed`` would train it, kept in ``work``).
     ``distil_extra``: the unlabelled texts that train only the sentence embedding (SGD's training
     split) also train the intent head on the teachers' labels (``BuildPlan.distil_extra``).
+    ``lexical_init``: the students' token embedding starts from the pretrained encoder's
+    embedding of each piece (``BuildPlan.lexical_init``, ``lexicon.py``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -211,6 +217,8 @@ def build(
         plan = dataclasses.replace(plan, cross_source=False)
     if distil_extra:
         plan = dataclasses.replace(plan, distil_extra=True)
+    if lexical_init:
+        plan = dataclasses.replace(plan, lexical_init=True)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -236,6 +244,7 @@ def build(
             **({"student_seed": student_seed} if student_seed is not None else {}),
             **({"distil_students": list(distil_students)} if distil_students else {}),
             **({"distil_extra": True} if distil_extra else {}),
+            **({"lexical_init": True} if lexical_init else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -532,12 +541,13 @@ def _build_into(
         sentence.extra_intent = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log)
         soft_tag = (*soft_tag, EXTRA_TAG)
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
-    train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed)
+    lexicon = _piece_vectors(ckpt, data.tok, cache, log) if plan.lexical_init else None
+    train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
         targets = make_targets(data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence)
         tag = f"distil{','.join(map(str, distil_students))}"
-        train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed)
+        train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
     student = train("student", plan.student, plan.student_epochs)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
@@ -553,6 +563,7 @@ def _build_into(
         log,
         second,
         student_seed,
+        lexicon,
     )
     del t_logits
     if folds:
@@ -693,6 +704,25 @@ def _extra_intent_logits(
     return out
 
 
+def _piece_vectors(ckpt: Checkpoint, tok: Tokenizer, cache: _StageCache, log: Any = print) -> np.ndarray:
+    """The pretrained encoder's embedding of each piece of the student's tokenizer
+    (``lexicon.piece_vectors``), kept in the work directory under the encoder and the pieces."""
+    from firmware_tools.model.lexicon import piece_texts, piece_vectors
+
+    texts = piece_texts(tok)
+    key = hashlib.sha256(repr((_encoder_id(ckpt.source), "pieces", 16)).encode())
+    for t in texts:
+        key.update(t.encode("utf-8", "replace") + b"\n")
+    path = cache.root / f"pieces-{key.hexdigest()[:16]}.npy"
+    if path.exists():
+        return np.asarray(np.load(path), np.float32)
+    t0 = time.time()
+    out = piece_vectors(ckpt, texts)
+    np.save(path, out)
+    log(f"encoder vectors of {sum(map(bool, texts))} of {len(texts)} pieces in {time.time() - t0:.0f}s")
+    return out
+
+
 def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache) -> np.ndarray:
     from firmware_tools.model.teacher import sentence_embeddings
 
@@ -734,6 +764,7 @@ def _cross_source_folds(
     log: Any,
     second: SecondTeacher | None = None,
     student_seed: int | None = None,
+    lexicon: np.ndarray | None = None,
 ) -> list[Any]:
     """The student again without CLINC150, then without Snips, each scored on its own held-out
     split, and the full student on SGD's (``cross_source.py``); none without the data.
@@ -747,7 +778,17 @@ def _cross_source_folds(
     from firmware_tools.model.cross_source import train_folds
 
     return train_folds(
-        data, t_logits, sentence, plan, base, cache, seed, log=log, second=second, student_seed=student_seed
+        data,
+        t_logits,
+        sentence,
+        plan,
+        base,
+        cache,
+        seed,
+        log=log,
+        second=second,
+        student_seed=student_seed,
+        lexicon=lexicon,
     )
 
 
@@ -1127,12 +1168,16 @@ class _StudentTrainer:
         cache: _StageCache,
         soft_tag: tuple[Any, ...] = (),
         student_seed: int | None = None,
+        lexicon: np.ndarray | None = None,
     ):
         self.base, self.targets, self.plan, self.seed, self.cache = base, targets, plan, seed, cache
         self.soft_tag = soft_tag  # what besides the teacher made the soft labels (part of the key)
         # None: the initial weights come from wherever the build's random state stands and the
         # batch order from ``seed`` (as every build before this option); else both from it
         self.student_seed = student_seed
+        # the pretrained encoder's vectors of the tokenizer's pieces: the token embedding starts
+        # from them (lexicon.initial_table); None: from random values
+        self.lexicon = lexicon
 
     def __call__(self, name: str, shape: dict[str, Any], epochs: int) -> Any:
         from firmware_tools.model.network import NetConfig, build_network
@@ -1143,6 +1188,11 @@ class _StudentTrainer:
 
             tf.keras.utils.set_random_seed(self.student_seed)
         net = build_network(NetConfig(**self.base, **shape), name)
+        if self.lexicon is not None:
+            from firmware_tools.model.lexicon import initial_table
+
+            table = net.embed.tok.embeddings
+            table.assign(initial_table(self.lexicon, np.asarray(table.numpy())))
         spec = (
             sorted(shape.items()),
             epochs,
@@ -1157,6 +1207,7 @@ class _StudentTrainer:
             *((f"ema{self.plan.student_ema:g}",) if self.plan.student_ema is not None else ()),
             # (keys of students seeded by the build's own random state stay as they were)
             *((f"sseed{self.student_seed}",) if self.student_seed is not None else ()),
+            *(("lexinit",) if self.lexicon is not None else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")

@@ -148,13 +148,15 @@ def run_folds(
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
     distil_extra: bool = False,
+    lexical_init: bool = False,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
     that second teacher (``build.SecondTeacher``; its embeddings are read from ``work``).
     ``student_seed``: the build's ``--student-seed``, if it had one. ``distil_extra``: the build's
     ``--distil-extra`` (the extra texts' labels are the build's own, read from ``work``: the
-    fine-tuned teacher saw every source, and so did the second teacher's head that labels them)."""
+    fine-tuned teacher saw every source, and so did the second teacher's head that labels them).
+    ``lexical_init``: the build's ``--lexical-init`` (``BuildPlan.lexical_init``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -185,8 +187,10 @@ def run_folds(
             ckpt, teacher, plan, data, cache, second, mpnet_dir, log
         )
     base = b.student_base(plan, data.tok.vocab_size)
+    lexicon = b._piece_vectors(ckpt, data.tok, cache, log) if lexical_init else None
     return train_folds(
-        data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed
+        data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed,
+        lexicon,
     )
 
 
@@ -203,13 +207,15 @@ def train_folds(
     log: Callable[[str], None] = print,
     second: Any = None,
     student_seed: int | None = None,
+    lexicon: np.ndarray | None = None,
 ) -> list[FoldResult]:
     """The folds on a build's in-memory stages: ``data`` (relabelled by the teacher),
     ``t_logits`` (the fine-tuned teacher's outputs of its transfer rows) and the sentence targets.
     ``second`` (``build.SecondTeacher``): its head is fitted again without the left-out source's
     rows and mixed into the teacher's intent logits; augmented rows take the mixture's intent.
     ``student_seed``: the build's ``--student-seed`` (the fold students start where its students
-    did, and the full student is its own)."""
+    did, and the full student is its own). ``lexicon``: the pretrained encoder's vectors of the
+    tokenizer's pieces, where the build's students started from them (``lexicon.py``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.train import make_targets, predict_logits
 
@@ -245,7 +251,7 @@ def train_folds(
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
         tag = (*(second.tag if second else ()), *((b.EXTRA_TAG,) if _extra_kd(sent) else ()))
-        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, tag, student_seed)
+        trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, tag, student_seed, lexicon)
         net = trainer("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)

@@ -1,0 +1,69 @@
+"""The student's first token embedding, from what the pretrained encoder knows about words.
+
+A student learns what a piece of its vocabulary means only from the transfer rows it is
+trained on: a word those rows use rarely ("film" where they mostly say "movie", "tunes" beside
+"music") starts as random as any other and stays poorly placed. The teacher met those words in
+a billion sentence pairs. Here every piece of the student's tokenizer is embedded alone by the
+pretrained encoder (its sentence embedding of the piece's text, ``teacher.sentence_embeddings``)
+and the student's token table starts from those vectors' leading principal components, so that
+pieces the encoder finds alike start close together (``BuildPlan.lexical_init``). Training then
+moves the table as it would have moved a random one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["initial_table", "piece_texts", "piece_vectors"]
+
+_WORD_START = "\u2581"  # sentencepiece's mark of a word's first piece
+
+
+def piece_texts(tok: Any) -> list[str]:
+    """The text of every piece of ``tok`` (a ``Tokenizer`` with a sentencepiece ``processor``),
+    by id; "" for pieces that stand for no text (control, unknown, byte, bare word marks and
+    user-defined symbols such as ``<*>``)."""
+    sp = tok.processor
+    out = []
+    for i in range(sp.GetPieceSize()):
+        piece = str(sp.IdToPiece(i))
+        text = piece.replace(_WORD_START, " ").strip()
+        plain = not (sp.IsControl(i) or sp.IsUnknown(i) or sp.IsUnused(i) or sp.IsByte(i))
+        out.append(text if plain and any(c.isalnum() for c in text) and not text.startswith("<") else "")
+    return out
+
+
+def piece_vectors(ckpt: Any, texts: list[str], max_len: int = 16) -> np.ndarray:
+    """The pretrained encoder's sentence embedding of each piece text, float32 (N, width), unit
+    length; zero rows where the text is empty."""
+    from firmware_tools.model.teacher import sentence_embeddings
+
+    out = np.zeros((len(texts), ckpt.config.width), np.float32)
+    idx = [i for i, t in enumerate(texts) if t]
+    if idx:
+        out[idx] = sentence_embeddings(ckpt, [texts[i] for i in idx], max_len=max_len).astype(np.float32)
+    return out
+
+
+def initial_table(vectors: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``table`` (the student's randomly initialised token embedding, (N, d)) with every row
+    that has a vector replaced by that vector's coordinates on the vectors' first d principal
+    components, scaled so that those rows' root mean square is the random table's (the rest of
+    training sees the spread it always saw). Rows without a vector keep their random values."""
+    has = np.linalg.norm(vectors, axis=1) > 0
+    if vectors.shape[0] != table.shape[0]:
+        raise ValueError(f"{vectors.shape[0]} piece vectors for a table of {table.shape[0]} rows")
+    d = table.shape[1]
+    if has.sum() <= d:
+        raise ValueError(f"{int(has.sum())} pieces with a text: too few for {d} components")
+    x = vectors[has].astype(np.float64)
+    x -= x.mean(axis=0)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    proj = x @ vt[:d].T
+    rms = float(np.sqrt(np.mean(np.square(table))))
+    proj *= rms / max(float(np.sqrt(np.mean(np.square(proj)))), 1e-12)
+    out = np.array(table, np.float32, copy=True)
+    out[has] = proj.astype(np.float32)
+    return out
