@@ -54,6 +54,20 @@ def make_checkpoint(folder: Path, words: list[str], width: int = 16, heads: int 
     (folder / "config.json").write_text(json.dumps(cfg))
 
 
+def check_the_build_reads_what_it_kept(folder: Path) -> None:
+    """The build that embeds the rows and a later build that reads them from the work directory
+    get the same numbers (the kept copy is float16), so both fit the same second teacher."""
+    from firmware_tools.model import build as b
+
+    texts = ["turn on the kitchen light", "will it rain tomorrow", "rain in town please"]
+    with tempfile.TemporaryDirectory() as work:
+        cache = b._StageCache(Path(work), (), lambda _: None)
+        first = b._mpnet_texts(folder, texts, cache, lambda _: None)
+        again = b._mpnet_texts(folder, texts, cache, lambda _: None)
+    assert first.dtype == again.dtype == np.float32
+    np.testing.assert_array_equal(first, again)
+
+
 def main() -> int:
     from firmware_tools.model.mpnet import MPNetEmbedder
 
@@ -75,6 +89,7 @@ def main() -> int:
         folder = Path(tmp)
         make_checkpoint(folder, words)
         embed = MPNetEmbedder(folder)
+        check_the_build_reads_what_it_kept(folder)
     texts = ["turn on the light", "will it rain tomorrow in the town please", "light the on turn", "rain"]
     out = embed(texts, batch=8)
     assert out.shape == (4, 16), out.shape

@@ -1033,10 +1033,14 @@ def _mpnet_texts(folder: Path, texts: Sequence[str], cache: _StageCache, log: An
         log(f"second teacher: reusing {path}")
         return np.asarray(np.load(path), np.float32)
     t0 = time.time()
-    emb = MPNetEmbedder(Path(folder))(list(texts))
-    np.save(path, emb.astype(np.float16))
+    emb = MPNetEmbedder(Path(folder))(list(texts)).astype(np.float16)
+    np.save(path, emb)
     log(f"second teacher: {len(texts)} rows embedded in {time.time() - t0:.0f}s")
-    return emb
+    # what a later build reads back: the build that embeds and the builds that reuse the work
+    # directory fit the second teacher's head on the same numbers (before 5 December 2026 the first
+    # fitted it on float32 and the others on float16: a full build's students and a students-only
+    # rerun's learnt different soft labels)
+    return emb.astype(np.float32)
 
 
 @dataclass
