@@ -1,7 +1,8 @@
 """firmware_tools/model/mpnet.py on a small MPNet checkpoint made here with random weights (the
 real one is 420 MB and not installed by the tests): its shape comes from config.json, rows are
 unit length, padding is masked (a text has the same embedding alone and beside longer texts),
-positions and the relative-position bias take part (word order changes the embedding). Run by
+positions and the relative-position bias take part (word order changes the embedding), and the
+build that embeds rows gets the numbers a later build reads back from its work directory. Run by
 tests/test_second_teacher.py in a child process: TensorFlow stays out of the pytest process."""
 
 from __future__ import annotations
