@@ -15,6 +15,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def run_checks(namespace: dict[str, object]) -> int:
+    """The body of a check script's ``main``: run every ``check_*`` function of ``namespace``
+    (the script's ``globals()``) in name order and print how many passed."""
+    checks = [f for name, f in sorted(namespace.items()) if name.startswith("check_") and callable(f)]
+    for check in checks:
+        check()
+    print(f"{len(checks)} checks passed")
+    return 0
+
+
 def run_check_script(name: str, expect: str, timeout: int = 300) -> None:
     """Run ``tests/<name>`` as ``__main__`` in a child Python from this checkout (``-c`` puts the
     working directory first on the path) and require exit 0 and ``expect`` on its stdout."""

@@ -8,9 +8,13 @@ process, whose tflite-runtime interpreters clash with it.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run by runpy: the helpers beside it
+from childcheck import run_checks
 
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS, IntentArrays, LogArrays
 from firmware_tools.model.train import KD, SentenceTargets, _sigmoid_kd, _softmax_kd, make_targets
@@ -146,13 +150,5 @@ def check_unlabelled_extra_rows_learn_the_teachers_intent_only_when_given() -> N
         make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra, labels[:1]))
 
 
-def main() -> int:
-    checks = [f for name, f in sorted(globals().items()) if name.startswith("check_")]
-    for check in checks:
-        check()
-    print(f"{len(checks)} checks passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_checks(globals()))

@@ -15,6 +15,10 @@ import numpy as np
 from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.model.lexicon import initial_table, piece_texts, piece_vectors
 from firmware_tools.model.pretrained import default_zip, load_checkpoint
+from firmware_tools.model.teacher import sentence_embeddings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run by runpy: the helpers beside it
+from childcheck import run_checks
 
 TOKENIZER = Path(__file__).resolve().parents[1] / "edge_agent/models/default/tokenizer.model"
 
@@ -30,7 +34,7 @@ def check_words_the_encoder_finds_alike_start_alike() -> None:
     texts = [t for t in piece_texts(Tokenizer(TOKENIZER, 32)) if t][:400]
     words = ["film", "movie", "song", "music", "kettle", "toaster"]
     texts = [*words, *[t for t in texts if t not in words], ""]
-    vectors = piece_vectors(ckpt, texts)
+    vectors = piece_vectors(texts, lambda t: sentence_embeddings(ckpt, t))
     assert not vectors[-1].any() and np.allclose(np.linalg.norm(vectors[:-1], axis=1), 1.0, atol=1e-2)
     rng = np.random.default_rng(0)
     table = rng.uniform(-0.05, 0.05, size=(len(texts), 16)).astype(np.float32)
@@ -100,13 +104,5 @@ def check_a_student_starts_from_the_table() -> None:
     assert not np.allclose(lexical_start[3:], random_start[3:])
 
 
-def main() -> int:
-    checks = [f for name, f in sorted(globals().items()) if name.startswith("check_")]
-    for check in checks:
-        check()
-    print(f"{len(checks)} checks passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_checks(globals()))

@@ -541,7 +541,7 @@ def _build_into(
         sentence.extra_intent = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log)
         soft_tag = (*soft_tag, EXTRA_TAG)
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
-    lexicon = _piece_vectors(ckpt, data.tok, cache, log) if plan.lexical_init else None
+    lexicon = _piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
@@ -704,23 +704,12 @@ def _extra_intent_logits(
     return out
 
 
-def _piece_vectors(ckpt: Checkpoint, tok: Tokenizer, cache: _StageCache, log: Any = print) -> np.ndarray:
+def _piece_vectors(ckpt: Checkpoint, tok: Tokenizer, cache: _StageCache) -> np.ndarray:
     """The pretrained encoder's embedding of each piece of the student's tokenizer
-    (``lexicon.piece_vectors``), kept in the work directory under the encoder and the pieces."""
+    (``lexicon.piece_vectors``), kept in the work directory as every sentence embedding is."""
     from firmware_tools.model.lexicon import piece_texts, piece_vectors
 
-    texts = piece_texts(tok)
-    key = hashlib.sha256(repr((_encoder_id(ckpt.source), "pieces", 16)).encode())
-    for t in texts:
-        key.update(t.encode("utf-8", "replace") + b"\n")
-    path = cache.root / f"pieces-{key.hexdigest()[:16]}.npy"
-    if path.exists():
-        return np.asarray(np.load(path), np.float32)
-    t0 = time.time()
-    out = piece_vectors(ckpt, texts)
-    np.save(path, out)
-    log(f"encoder vectors of {sum(map(bool, texts))} of {len(texts)} pieces in {time.time() - t0:.0f}s")
-    return out
+    return piece_vectors(piece_texts(tok), lambda texts: _encoder_sentences(ckpt, texts, cache))
 
 
 def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache) -> np.ndarray:

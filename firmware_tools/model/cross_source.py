@@ -187,7 +187,7 @@ def run_folds(
             ckpt, teacher, plan, data, cache, second, mpnet_dir, log
         )
     base = b.student_base(plan, data.tok.vocab_size)
-    lexicon = b._piece_vectors(ckpt, data.tok, cache, log) if lexical_init else None
+    lexicon = b._piece_vectors(ckpt, data.tok, cache) if lexical_init else None
     return train_folds(
         data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed,
         lexicon,

@@ -12,6 +12,7 @@ moves the table as it would have moved a random one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,15 +36,14 @@ def piece_texts(tok: Any) -> list[str]:
     return out
 
 
-def piece_vectors(ckpt: Any, texts: list[str], max_len: int = 16) -> np.ndarray:
-    """The pretrained encoder's sentence embedding of each piece text, float32 (N, width), unit
-    length; zero rows where the text is empty."""
-    from firmware_tools.model.teacher import sentence_embeddings
-
-    out = np.zeros((len(texts), ckpt.config.width), np.float32)
+def piece_vectors(texts: list[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """``embed`` (texts -> their unit-length sentence embeddings, (n, width); the build passes the
+    pretrained encoder's, kept in the work directory) of each piece text, float32 (N, width); zero
+    rows where the text is empty."""
     idx = [i for i, t in enumerate(texts) if t]
-    if idx:
-        out[idx] = sentence_embeddings(ckpt, [texts[i] for i in idx], max_len=max_len).astype(np.float32)
+    vectors = np.asarray(embed([texts[i] for i in idx]), np.float32)
+    out = np.zeros((len(texts), vectors.shape[1]), np.float32)
+    out[idx] = vectors
     return out
 
 
