@@ -190,6 +190,7 @@ def main() -> int:
         student_seed = built_student_seed if student_seed is None else student_seed
     distil_extra = bool(built.get("distil_extra"))
     lexical_init = bool(built.get("lexical_init"))
+    lexical_width = float(built.get("lexical_width", 1.0))
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -208,6 +209,7 @@ def main() -> int:
         student_seed=student_seed,
         distil_extra=distil_extra,
         lexical_init=lexical_init,
+        lexical_width=lexical_width,
     )
     if args.save:
         np.savez(

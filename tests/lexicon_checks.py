@@ -7,6 +7,7 @@ process, whose tflite-runtime interpreters clash with it.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -50,7 +51,8 @@ def check_words_the_encoder_finds_alike_start_alike() -> None:
 
 def check_a_student_starts_from_the_table() -> None:
     """``_StudentTrainer`` with piece vectors builds a student whose token embedding is
-    ``initial_table`` of them, and keys its weights apart from a student without them."""
+    ``initial_table`` of them (on all of its width or on a share of it), and keys its weights
+    apart from a student without them and from one of another share."""
     from firmware_tools.model import build as b
     from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS, IntentArrays, LogArrays
     from firmware_tools.model.train import make_targets
@@ -92,16 +94,23 @@ def check_a_student_starts_from_the_table() -> None:
     shape = dict(d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8)
     plan = b.plan_for(tiny=True)
 
+    keys: list[str] = []
+
     class Cache:
-        def path(self, *a):  # type: ignore[no-untyped-def]
+        def path(self, stage, name):  # type: ignore[no-untyped-def]
+            keys.append(name)
             return None
 
-    for lexicon in (None, vectors):
-        Probe(base, targets, plan, 7, Cache(), (), 5, lexicon)("s", shape, 1)  # type: ignore[arg-type]
-    random_start, lexical_start = captured
+    half = dataclasses.replace(plan, lexical_init=True, lexical_width=0.5)
+    for p, lexicon in ((plan, None), (plan, vectors), (half, vectors)):
+        Probe(base, targets, p, 7, Cache(), (), 5, lexicon)("s", shape, 1)  # type: ignore[arg-type]
+    random_start, lexical_start, half_start = captured
     np.testing.assert_array_equal(lexical_start[:3], random_start[:3])  # the same seed, kept rows
     np.testing.assert_allclose(lexical_start, initial_table(vectors, random_start), rtol=1e-6)
     assert not np.allclose(lexical_start[3:], random_start[3:])
+    np.testing.assert_allclose(half_start, initial_table(vectors, random_start, 0.5), rtol=1e-6)
+    np.testing.assert_array_equal(half_start[:, 4:], random_start[:, 4:])  # 4 of 8 columns random
+    assert len(set(keys)) == 3, keys
 
 
 if __name__ == "__main__":

@@ -150,6 +150,11 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode == 2 and "give one or more different seeds" in proc.stderr
     proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--distil-students", "11")
     assert proc.returncode != 0 and "is the build's own --student-seed" in proc.stderr
+    no = ("build-model", "--tiny", "--out", str(tmp_path / "no"))
+    proc = edge_fw(*no, "--lexical-init", "--lexical-width", "0")
+    assert proc.returncode == 2 and "the share must be in (0, 1], got 0" in proc.stderr
+    proc = edge_fw(*no, "--lexical-width", "0.5")
+    assert proc.returncode != 0 and "--lexical-width needs --lexical-init" in proc.stderr
     assert not (tmp_path / "no").exists()
 
 

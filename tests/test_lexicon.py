@@ -48,6 +48,24 @@ def test_the_table_keeps_the_vectors_geometry_and_the_random_spread() -> None:
         initial_table(np.zeros_like(vectors), table)
 
 
+def test_a_share_of_the_width_starts_from_the_vectors_and_the_rest_stays_random() -> None:
+    rng = np.random.default_rng(3)
+    basis = rng.normal(size=(2, 32))
+    vectors = rng.normal(size=(200, 2)) @ basis
+    vectors[:5] = 0.0
+    table = rng.uniform(-0.05, 0.05, size=(200, 8)).astype(np.float32)
+    out = initial_table(vectors, table, width=0.25)  # 2 of 8 columns
+    np.testing.assert_array_equal(out[:, 2:], table[:, 2:])
+    np.testing.assert_array_equal(out[:5], table[:5])
+    # the first two columns are the full-width start of a two-wide table, up to the scale
+    two = initial_table(vectors, table[:, :2])[5:]
+    np.testing.assert_allclose(out[5:, :2] / np.abs(out[5:, :2]).max(), two / np.abs(two).max(), atol=1e-5)
+    assert not np.allclose(out[5:, :2], table[5:, :2])
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="width"):
+            initial_table(vectors, table, width=bad)
+
+
 @pytest.mark.slow
 def test_the_encoder_places_like_pieces_together_and_a_student_starts_there() -> None:
     run_check_script("lexicon_checks.py", "2 checks passed")

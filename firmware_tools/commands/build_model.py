@@ -72,6 +72,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "data and teacher stages are reused)",
     )
     p.add_argument(
+        "--lexical-width",
+        type=_share,
+        default=1.0,
+        metavar="SHARE",
+        help="with --lexical-init: the share of the token embedding's width, in (0, 1], that "
+        "starts from the encoder's (the rest starts random; default 1: all of it)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -125,6 +133,17 @@ def _seed(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"seed must be >= 0, got {value}")
+    return value
+
+
+def _share(text: str) -> float:
+    """A share of a width: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the share must be in (0, 1], got {value:g}")
     return value
 
 
@@ -194,6 +213,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
         )
         + (", the intent head also on SGD's unlabelled texts" if getattr(args, "distil_extra", False) else "")
         + (", token embedding from the encoder's" if getattr(args, "lexical_init", False) else "")
+        + (
+            f" on {args.lexical_width:g} of its width"
+            if getattr(args, "lexical_init", False) and args.lexical_width != 1.0
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -232,6 +256,10 @@ def _run(args: argparse.Namespace) -> int:
             f"edge-fw build-model: --distil-students: {args.student_seed} is the build's own "
             "--student-seed, whose student is in the mean already; list the other starts"
         )
+    if args.lexical_width != 1.0 and not args.lexical_init:
+        raise SystemExit(
+            "edge-fw build-model: --lexical-width needs --lexical-init (add it, or drop the share)"
+        )
     if importlib.util.find_spec("tensorflow") is None:
         raise SystemExit("edge-fw build-model: TensorFlow is missing: pip install -e '.[train]'")
     encoder = _encoder(args)
@@ -253,5 +281,6 @@ def _run(args: argparse.Namespace) -> int:
         distil_students=args.distil_students,
         distil_extra=args.distil_extra,
         lexical_init=args.lexical_init,
+        lexical_width=args.lexical_width,
     )
     return 0

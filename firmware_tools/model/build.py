@@ -108,6 +108,9 @@ class BuildPlan:
     # the students' token embedding starts from the pretrained encoder's embedding of each piece
     # (lexicon.py), not from random values
     lexical_init: bool = False
+    # with ``lexical_init``: the share of the table's width that starts from the lexicon (the
+    # rest keeps its random values: pieces alike start close on those coordinates only)
+    lexical_width: float = 1.0
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -187,6 +190,7 @@ def build(
     distil_students: Sequence[int] = (),
     distil_extra: bool = False,
     lexical_init: bool = False,
+    lexical_width: float = 1.0,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -208,7 +212,8 @@ def build(
     ``distil_extra``: the unlabelled texts that train only the sentence embedding (SGD's training
     split) also train the intent head on the teachers' labels (``BuildPlan.distil_extra``).
     ``lexical_init``: the students' token embedding starts from the pretrained encoder's
-    embedding of each piece (``BuildPlan.lexical_init``, ``lexicon.py``).
+    embedding of each piece (``BuildPlan.lexical_init``, ``lexicon.py``), on ``lexical_width`` of
+    its width (``BuildPlan.lexical_width``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -218,7 +223,7 @@ def build(
     if distil_extra:
         plan = dataclasses.replace(plan, distil_extra=True)
     if lexical_init:
-        plan = dataclasses.replace(plan, lexical_init=True)
+        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -245,6 +250,7 @@ def build(
             **({"distil_students": list(distil_students)} if distil_students else {}),
             **({"distil_extra": True} if distil_extra else {}),
             **({"lexical_init": True} if lexical_init else {}),
+            **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -702,6 +708,11 @@ def _extra_intent_logits(
     np.save(cache.target(name), out)
     log(f"teachers' intent labels of {len(texts)} unlabelled texts in {time.time() - t0:.0f}s")
     return out
+
+
+def _lexicon_tag(width: float) -> str:
+    """The student key's mark of a lexical start (keys of full-width starts stay as they were)."""
+    return "lexinit" if width == 1.0 else f"lexinit{width:g}"
 
 
 def _piece_vectors(ckpt: Checkpoint, tok: Tokenizer, cache: _StageCache) -> np.ndarray:
@@ -1185,7 +1196,7 @@ class _StudentTrainer:
             from firmware_tools.model.lexicon import initial_table
 
             table = net.embed.tok.embeddings
-            table.assign(initial_table(self.lexicon, np.asarray(table.numpy())))
+            table.assign(initial_table(self.lexicon, np.asarray(table.numpy()), self.plan.lexical_width))
         spec = (
             sorted(shape.items()),
             epochs,
@@ -1200,7 +1211,7 @@ class _StudentTrainer:
             *((f"ema{self.plan.student_ema:g}",) if self.plan.student_ema is not None else ()),
             # (keys of students seeded by the build's own random state stay as they were)
             *((f"sseed{self.student_seed}",) if self.student_seed is not None else ()),
-            *(("lexinit",) if self.lexicon is not None else ()),
+            *((_lexicon_tag(self.plan.lexical_width),) if self.lexicon is not None else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")

@@ -24,6 +24,7 @@ the pooled left-out predictions, so that the shipped decision is one that transf
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -149,6 +150,7 @@ def run_folds(
     student_seed: int | None = None,
     distil_extra: bool = False,
     lexical_init: bool = False,
+    lexical_width: float = 1.0,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -156,11 +158,14 @@ def run_folds(
     ``student_seed``: the build's ``--student-seed``, if it had one. ``distil_extra``: the build's
     ``--distil-extra`` (the extra texts' labels are the build's own, read from ``work``: the
     fine-tuned teacher saw every source, and so did the second teacher's head that labels them).
-    ``lexical_init``: the build's ``--lexical-init`` (``BuildPlan.lexical_init``)."""
+    ``lexical_init``, ``lexical_width``: the build's ``--lexical-init`` and ``--lexical-width``
+    (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
     plan = b.plan_for(tiny=False)
+    if lexical_init:
+        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))

@@ -47,15 +47,19 @@ def piece_vectors(texts: list[str], embed: Callable[[list[str]], np.ndarray]) ->
     return out
 
 
-def initial_table(vectors: np.ndarray, table: np.ndarray) -> np.ndarray:
+def initial_table(vectors: np.ndarray, table: np.ndarray, width: float = 1.0) -> np.ndarray:
     """``table`` (the student's randomly initialised token embedding, (N, d)) with every row
-    that has a vector replaced by that vector's coordinates on the vectors' first d principal
-    components, scaled so that those rows' root mean square is the random table's (the rest of
-    training sees the spread it always saw). Rows without a vector keep their random values."""
+    that has a vector given that vector's coordinates on the vectors' first k principal
+    components in its first k columns, k = ``width`` * d rounded (all of them by default),
+    scaled so that those columns' root mean square is the random table's (the rest of training
+    sees the spread it always saw). Rows without a vector, and the other d - k columns of every
+    row, keep their random values."""
     has = np.linalg.norm(vectors, axis=1) > 0
     if vectors.shape[0] != table.shape[0]:
         raise ValueError(f"{vectors.shape[0]} piece vectors for a table of {table.shape[0]} rows")
-    d = table.shape[1]
+    if not 0.0 < width <= 1.0:
+        raise ValueError(f"width {width}: the lexicon's share of the table must be in (0, 1]")
+    d = max(1, round(table.shape[1] * width))
     if has.sum() <= d:
         raise ValueError(f"{int(has.sum())} pieces with a text: too few for {d} components")
     x = vectors[has].astype(np.float64)
@@ -65,5 +69,6 @@ def initial_table(vectors: np.ndarray, table: np.ndarray) -> np.ndarray:
     rms = float(np.sqrt(np.mean(np.square(table))))
     proj *= rms / max(float(np.sqrt(np.mean(np.square(proj)))), 1e-12)
     out = np.array(table, np.float32, copy=True)
-    out[has] = proj.astype(np.float32)
+    rows = np.flatnonzero(has)
+    out[rows, :d] = proj.astype(np.float32)
     return out
