@@ -725,6 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.dump.write_text("", encoding="utf-8")  # parts a and b append to it
     data_dir = _shared("data", args.data_dir)
     model = open_model(args.bundle)
+    if args.embedding == "model" and not model.has_sentence_embedding:
+        raise SystemExit("this bundle has no sentence embedding: use --embedding minilm or a newer bundle")
     use_tokenizer(model.tokenizer)  # the word-piece overlap reads the bundle's pieces either way
     if args.embedding == "minilm":
         embed, label = minilm_embedder(), "STAND-IN: frozen all-MiniLM-L6-v2 embeddings, not the bundle's"
@@ -737,10 +739,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         embed, label = MPNetEmbedder(args.mpnet_dir), "STAND-IN: frozen all-mpnet-base-v2 embeddings"
         settings = CustomSettings()
     else:
-        if not model.has_sentence_embedding:
-            raise SystemExit(
-                "this bundle has no sentence embedding: use --embedding minilm or a newer bundle"
-            )
         embed, label = model_embedder(model), f"bundle {model.bundle.model_id}"
         settings = CustomSettings.from_calibration(model.bundle.manifest.get("calibration"))
     embed = cached(embed)

@@ -118,8 +118,12 @@ import numpy as np
 import sentencepiece
 root = Path(sys.argv[2])
 manifest = json.loads((root / "manifest.json").read_text())
-sp = sentencepiece.SentencePieceProcessor()
-sp.Load(str(root / manifest["tokenizer"]["file"]))
+if manifest["tokenizer"].get("type") == "wordpiece":  # a teacher bundle: its vocabulary file
+    from edge_agent.runtime.wordpiece import WordPieceTokenizer
+    tok = WordPieceTokenizer.from_file(root / manifest["tokenizer"]["file"], 8)
+else:
+    sp = sentencepiece.SentencePieceProcessor()
+    sp.Load(str(root / manifest["tokenizer"]["file"]))
 files = {s["name"]: s["file"] for s in manifest["segments"]}
 fused = manifest.get("fused", {}).get("intents")
 for file in [fused["file"]] if fused else [files[n] for n in manifest["graphs"]["intents"]]:

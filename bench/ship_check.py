@@ -14,6 +14,8 @@ kept in ``--keep`` when given):
 - ``intents_sgd_kinds.py --against``: SGD test in and out of scope;
 - ``custom_intents.py --parts ab --dump`` of each bundle: per benchmark, custom requests
   recognized and uncovered requests left alone (the headline groups of ``custom_intents.py``);
+  a candidate without a sentence embedding (the teacher's bundle, ``edge-fw export-teacher``)
+  has no custom intents: the sets are left out and the bars fail on it;
 - ``logs_flags.py --loghub-only`` on the candidate, ``logs_severity.py --dump`` on both (the
   candidate's local logs, and the level-stripped loghub lines of both, paired per error
   template).
@@ -271,7 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = _run(script, ["--bundle", c, "--data-dir", data, "--against", s], keep)
             sets += parse_paired(script, out)
         dumps = []
-        for name, bundle in (("candidate", c), ("shipped", s)):
+        custom = _has_sentence_embedding(args.candidate)
+        for name, bundle in (("candidate", c), ("shipped", s)) if custom else ():
             dump = keep / f"custom_{name}.jsonl"
             _run(
                 "custom_intents",
@@ -279,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 keep,
             )
             dumps.append(dump)
-        sets += custom_sets(dumps[0], dumps[1])
+        if custom:
+            sets += custom_sets(dumps[0], dumps[1])
         logs = str(args.eval_dir / "logs")
         flags = _run("logs_flags", ["--bundle", c, "--data", logs, "--loghub-only"], keep)
         severity = _run(
@@ -300,8 +304,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             last_share(flags, "loghub worst"),
             last_share(severity, "local overall", 0),
         )
+        if not custom:  # a bundle without custom intents cannot take the place of one with them
+            verdict.bars_failed.append("custom intents (the candidate has no sentence embedding)")
         print("\n".join(report(sets, verdict, args.alpha)))
     return 0
+
+
+def _has_sentence_embedding(bundle: Path) -> bool:
+    """Whether the bundle's intent graph writes a sentence embedding (custom intents need one)."""
+    from edge_agent.runtime.bundle import load_bundle
+    from edge_agent.runtime.model import SENTENCE_OUTPUT
+
+    b = load_bundle(bundle, verify_hashes=False)
+    last = b.graph("intents")[-1]
+    outputs = next((seg["outputs"] for seg in b.manifest["segments"] if seg["name"] == last), [])
+    return any(port["name"] == SENTENCE_OUTPUT for port in outputs)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,17 @@ def test_a_vocabulary_without_the_special_tokens_or_a_bad_file_is_refused(tmp_pa
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(BundleError, match="cannot read"):
         WordPieceTokenizer.from_file(bad, 8)
+
+
+def test_the_bundle_says_which_tokenizer_it_reads(tmp_path: Path) -> None:
+    from edge_agent.runtime.bundle import Bundle
+    from edge_agent.runtime.model import open_tokenizer
+
+    vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "on": 4}
+    spec = {"model": {"type": "WordPiece", "vocab": vocab}, "normalizer": {"type": "BertNormalizer"}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    tok = {"file": "tokenizer.json", "type": "wordpiece", "max_len": 6}
+    got = open_tokenizer(Bundle(tmp_path, {"tokenizer": tok}), 6)
+    assert isinstance(got, WordPieceTokenizer) and got.encode("On").ids.tolist() == [2, 4, 3, 0, 0, 0]
+    with pytest.raises(BundleError, match="unknown tokenizer type 'bpe'"):
+        open_tokenizer(Bundle(tmp_path, {"tokenizer": {**tok, "type": "bpe"}}), 6)

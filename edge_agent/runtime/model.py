@@ -22,8 +22,9 @@ from edge_agent.runtime.backend import Backend, load_backend
 from edge_agent.runtime.bundle import Bundle, SegmentSpec
 from edge_agent.runtime.runner import SegmentRunner
 from edge_agent.runtime.tokenizer import Tokenizer
+from edge_agent.runtime.wordpiece import WordPieceTokenizer
 
-__all__ = ["Executor", "IntentOutputs", "Model", "SegmentChain"]
+__all__ = ["Executor", "IntentOutputs", "Model", "SegmentChain", "open_tokenizer"]
 
 FloatArray = npt.NDArray[np.float32]
 INTENT_OUTPUTS = ("intent_logits", "slot_logits")
@@ -90,7 +91,7 @@ class Model:
         self.weight_budget_mb = weight_budget_mb
         tok = bundle.manifest["tokenizer"]
         self.max_len = int(tok["max_len"])
-        self.tokenizer = Tokenizer(bundle.tokenizer_path, self.max_len)
+        self.tokenizer = open_tokenizer(bundle, self.max_len)
         specs = bundle.segments(variant)
         self._runners: dict[str, SegmentRunner] = {}
         if executors is None and residency != "resident":
@@ -186,6 +187,17 @@ class Model:
         for graph in self._graphs.values():
             graph.close()
         self._runners.clear()
+
+
+def open_tokenizer(bundle: Bundle, max_len: int) -> Tokenizer | WordPieceTokenizer:
+    """The bundle's tokenizer: its sentencepiece model, or word pieces (``tokenizer.type``
+    ``wordpiece``: a bundle of the teacher, ``firmware_tools/model/teacher_bundle.py``)."""
+    kind = str(bundle.manifest["tokenizer"].get("type", "sentencepiece-unigram"))
+    if kind == "wordpiece":
+        return WordPieceTokenizer.from_file(bundle.tokenizer_path, max_len)
+    if not kind.startswith("sentencepiece"):
+        raise BundleError(f"{bundle.path}: unknown tokenizer type {kind!r} (sentencepiece or wordpiece)")
+    return Tokenizer(bundle.tokenizer_path, max_len)
 
 
 def _writes(bundle: Bundle, specs: Mapping[str, SegmentSpec], variant: str, name: str) -> bool:

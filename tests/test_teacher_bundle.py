@@ -1,0 +1,58 @@
+"""``edge-fw export-teacher`` on the tiny build's stages: the teacher becomes a bundle with the
+encoder's word-piece tokenizer, and the agent runs it as it runs the student's
+(firmware_tools/model/teacher_bundle.py, edge_agent/runtime/wordpiece.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tiny_build import TinyBuild, edge_fw, on_the_tiny_build
+
+from edge_agent.runtime.bundle import load_bundle
+from edge_agent.runtime.model import Model
+from edge_agent.runtime.wordpiece import WordPieceTokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+LINES = ["turn on the kitchen lights", "what's the weather like tomorrow", "set a timer for five minutes"]
+
+
+@on_the_tiny_build
+def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    log_dir = tiny_build.args[tiny_build.args.index("--log-dir") + 1]
+    out = tmp_path / "teacher"
+    proc = edge_fw(
+        "export-teacher", "--tiny", "--seed", "3", "--work", str(tiny_build.work), "--log-dir", log_dir,
+        "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "intent thresholds raised" in proc.stdout
+    bundle = load_bundle(out)
+    manifest = bundle.manifest
+    assert manifest["tokenizer"]["type"] == "wordpiece" and manifest["graphs"]["intents"] == ["teacher"]
+    assert manifest["calibration"]["temperature"] > 0
+    # int8 weights do not change what the teacher decides
+    assert manifest["metrics"]["float_argmax_agreement"] >= 0.9
+    model = Model(bundle)
+    assert isinstance(model.tokenizer, WordPieceTokenizer) and not model.has_sentence_embedding
+    intent, slots = model.run_intents(model.tokenizer.encode(LINES[0]).ids[None])
+    assert intent.shape == (1, len(manifest["labels"]["intents"]))
+    assert slots.shape == (1, manifest["tokenizer"]["max_len"], len(manifest["labels"]["slot_tags"]))
+    severity, category, anomaly = model.run_logs(model.tokenizer.encode("kernel: oops").ids[None])
+    assert severity.shape[0] == category.shape[0] == anomaly.shape[0] == 1
+    model.close()
+    # the command a user runs, on this bundle: one JSON answer per line, spans inside the text
+    run = subprocess.run(
+        [sys.executable, "-m", "edge_agent", "intents", "--bundle", str(out)],
+        input="\n".join(LINES) + "\n", capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    answers = [json.loads(x) for x in run.stdout.splitlines()]
+    assert [a["text"] for a in answers] == LINES
+    for a in answers:
+        assert a["intent"] is None or a["intent"] in manifest["labels"]["intents"]
+        for slot in (a.get("slots") or {}).values():
+            assert 0 <= slot["start"] < slot["end"] <= len(a["text"])
