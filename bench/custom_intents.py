@@ -265,9 +265,9 @@ _TOKENIZER: list[Any] = []  # the bundle's tokenizer and its piece weights (set 
 
 
 def use_tokenizer(tokenizer: Any) -> None:
-    from edge_agent.nlu.custom.lexical import piece_weights
+    from edge_agent.nlu.custom.lexical import tokenizer_piece_weights
 
-    _TOKENIZER[:] = [tokenizer, piece_weights(tokenizer.processor)]
+    _TOKENIZER[:] = [tokenizer, tokenizer_piece_weights(tokenizer)]
 
 
 def text_pieces(texts: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from tiny_build import TinyBuild, edge_fw, on_the_tiny_build
 
 from edge_agent.runtime.bundle import load_bundle
@@ -37,8 +38,13 @@ def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, t
     # int8 weights do not change what the teacher decides
     assert manifest["metrics"]["float_argmax_agreement"] >= 0.9
     model = Model(bundle)
-    assert isinstance(model.tokenizer, WordPieceTokenizer) and not model.has_sentence_embedding
+    assert isinstance(model.tokenizer, WordPieceTokenizer) and model.has_sentence_embedding
     intent, slots = model.run_intents(model.tokenizer.encode(LINES[0]).ids[None])
+    # the encoder's own sentence embedding (custom intents): unit rows, paraphrases nearer
+    ids = np.stack([model.tokenizer.encode(t).ids for t in (*LINES, "switch the kitchen lights on")])
+    emb = model.run_intent_outputs(ids).embedding
+    assert emb is not None and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
+    assert emb[3] @ emb[0] > max(emb[3] @ emb[1], emb[3] @ emb[2])
     assert intent.shape == (1, len(manifest["labels"]["intents"]))
     assert slots.shape == (1, manifest["tokenizer"]["max_len"], len(manifest["labels"]["slot_tags"]))
     severity, category, anomaly = model.run_logs(model.tokenizer.encode("kernel: oops").ids[None])

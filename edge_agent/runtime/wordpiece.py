@@ -27,6 +27,7 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from edge_agent.errors import BundleError
 from edge_agent.runtime.tokenizer import Encoded
@@ -125,6 +126,15 @@ class WordPieceTokenizer:
         except OSError as exc:
             raise BundleError(f"cannot load tokenizer {path}: {exc}") from exc
         return cls.from_tokenizer_json(text, max_len)
+
+    def piece_weights(self) -> npt.NDArray[np.float32]:
+        """Per piece id, how much it counts in the word overlap of custom intents
+        (``nlu/custom/lexical.py``): 1, and 0 for bracketed pieces (``[CLS]``, ``[unused7]``...)."""
+        out = np.ones(self.vocab_size, dtype=np.float32)
+        for piece, i in self.vocab.items():
+            if piece.startswith("[") and piece.endswith("]"):
+                out[i] = 0.0
+        return out
 
     # -- encoding ------------------------------------------------------------------------------
 

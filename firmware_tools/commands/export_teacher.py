@@ -10,6 +10,7 @@ labels the teacher never learnt) and the real development split, through the age
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -51,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
     raised = sum(v > MIN_THRESHOLD for v in cal["intent_thresholds"].values())
     print(f"wrote {args.out}: temperature {cal['temperature']}, {raised} intent thresholds raised")
     for name, value in manifest["metrics"].items():
-        print(f"  {name}: {value:.4f}")
+        print(f"  {name}: {value:.4f}" if isinstance(value, float) else f"  {name}: {value}")
     return 0
 
 
@@ -59,7 +60,7 @@ def export(
     work: Path, out: Path, seed: int, data_dir: Path | None, log_dir: Path | None, *, tiny: bool = False
 ) -> dict[str, Any]:
     """Write the teacher bundle ``out`` from the build in ``work``; returns its manifest."""
-    from edge_agent.runtime.bundle import load_bundle
+    from edge_agent.runtime.bundle import MANIFEST, load_bundle
     from edge_agent.runtime.model import Model
     from firmware_tools.model import build as b
     from firmware_tools.model.cross_source import FoldResult, eval_split, fold_metrics, softmax
@@ -116,4 +117,15 @@ def export(
     model.close()
     calibration = {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
     build["seconds"] = round(time.time() - t0, 1)
-    return write_teacher_bundle(out, blob, ckpt.tokenizer_json, max_len, calibration, metrics, build)
+    manifest = write_teacher_bundle(out, blob, ckpt.tokenizer_json, max_len, calibration, metrics, build)
+    if data_dir is not None and (data_dir / "sgd" / "dev.jsonl").is_file():
+        from firmware_tools.model.custom_calib import recalibrate_bundle
+
+        manifest = recalibrate_bundle(out, data_dir, seed)  # custom intents, as calibrate-custom does
+        # (it files its figures under the student's name; this bundle has one model)
+        manifest["metrics"].update(manifest["metrics"].pop("student_int8", {}))
+        tmp = out / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(out / MANIFEST)
+        load_bundle(out)
+    return manifest

@@ -6,17 +6,19 @@ itself as an agent bundle (``edge-fw export-teacher``):
 
 - one graph, ``teacher.tflite``: all-MiniLM-L6-v2's word-piece embeddings and six layers (the
   build fine-tuned the top ones) with every head (intent, slot tags on word pieces, severity,
-  category, anomaly); input ``ids`` (1, L) word pieces with ``[CLS]`` and ``[SEP]``, the attention
-  mask computed from them (padding is id 0); weights int8 with float activations (dynamic range),
-  the word-piece table as int8 rows with a scale each, dequantized after the lookup;
+  category, anomaly), and beside the fine-tuned top layers the encoder's own (as pretrained),
+  whose mean over the word pieces is its sentence embedding (what custom intents compare); input
+  ``ids`` (1, L) word pieces with ``[CLS]`` and ``[SEP]``, the attention mask computed from them
+  (padding is id 0); weights int8 with float activations (dynamic range), the word-piece table as
+  int8 rows with a scale each, dequantized after the lookup;
 - ``tokenizer.json``: the encoder's own tokenizer file (``tokenizer.type`` ``wordpiece``), read on
   the device by ``edge_agent/runtime/wordpiece.py``;
 - the calibration: the temperature and per-intent thresholds chosen as the student's build chooses
   them (``metrics.calibrate``) on half of the generated held-out split plus CLINC150's validation
-  split, run through this graph with the agent's runtime.
+  split, run through this graph with the agent's runtime; with SGD's development split, the
+  custom-intent settings as ``edge-fw calibrate-custom`` chooses them.
 
-The bundle has no sentence embedding (custom intents need the student's bundle) and no EdgeTPU or
-``small`` variant; it is loaded whole (about 23 MB).
+The bundle has no EdgeTPU or ``small`` variant; it is loaded whole (about 26 MB).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 __all__ = ["export_teacher_graph", "write_teacher_bundle"]
 
 GRAPH = "teacher.tflite"
+SENTENCE = "sentence_embedding"  # edge_agent.runtime.model.SENTENCE_OUTPUT
 TOKENIZER = "tokenizer.json"
 # the graph's outputs, named as the agent's runtime reads them (edge_agent/runtime/model.py)
 _OUTPUTS = {
@@ -64,6 +67,11 @@ def export_teacher_graph(ckpt: Any, teacher: Any, max_len: int, trainable: int) 
         BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"frozen{i}")
         for i in range(cfg.layers - trainable)
     ]
+    # the encoder's own top layers, as pretrained: its sentence embedding (custom intents)
+    pretrained = [
+        BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"pretrained{i}")
+        for i in range(cfg.layers - trainable, cfg.layers)
+    ]
 
     def norm(x: Any) -> Any:
         mean = tf.reduce_mean(x, -1, keepdims=True)
@@ -78,7 +86,13 @@ def export_teacher_graph(ckpt: Any, teacher: Any, max_len: int, trainable: int) 
         for layer in frozen:
             h = layer(h, mask)
         out = teacher.model([h, mask], training=False)
-        return {name: out[head] for head, name in _OUTPUTS.items()}
+        s = h
+        for layer in pretrained:
+            s = layer(s, mask)
+        m = mask[..., None]
+        pooled = tf.reduce_sum(s * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
+        sentence = pooled / tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
+        return {**{name: out[head] for head, name in _OUTPUTS.items()}, SENTENCE: sentence}
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions([run.get_concrete_function()], run)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -96,7 +110,7 @@ def _ports(blob: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     interp = tf.lite.Interpreter(model_content=blob)
     (ids,) = interp.get_input_details()
     outs = sorted(interp.get_output_details(), key=lambda d: _identity_index(d["name"]))
-    names = sorted(_OUTPUTS.values())
+    names = sorted([*_OUTPUTS.values(), SENTENCE])
     if len(outs) != len(names):
         raise RuntimeError(f"teacher graph: {len(outs)} outputs for {len(names)} names")
     return [_port("ids", ids)], [_port(n, d) for n, d in zip(names, outs, strict=True)]

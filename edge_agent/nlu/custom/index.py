@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from edge_agent.nlu.custom.lexical import Lexical, piece_weights
+from edge_agent.nlu.custom.lexical import Lexical, tokenizer_piece_weights
 from edge_agent.nlu.custom.match import (
     CustomSettings,
     decide,
@@ -191,7 +191,7 @@ class CustomIndex:
 def text_pieces(model: Any, texts: Sequence[str]) -> tuple[list[IdsArray], FloatArray]:
     """The token ids of ``texts`` and the piece weights of ``model``'s tokenizer (``lexical.py``)."""
     tokenizer = model.tokenizer
-    return [tokenizer.encode(t).ids for t in texts], piece_weights(tokenizer.processor)
+    return [tokenizer.encode(t).ids for t in texts], tokenizer_piece_weights(tokenizer)
 
 
 def embed_texts(model: Any, texts: Sequence[str]) -> FloatArray:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Lexical", "piece_weights"]
+__all__ = ["Lexical", "piece_weights", "tokenizer_piece_weights"]
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int32]
@@ -33,6 +33,17 @@ def piece_weights(sp: Any) -> FloatArray:
     scores = np.array([sp.GetScore(i) for i in range(n)], dtype=np.float32)
     special = np.array([sp.IsControl(i) or sp.IsUnknown(i) or sp.IsUnused(i) for i in range(n)], dtype=bool)
     return np.where(special, 0.0, np.maximum(-scores, 0.0)).astype(np.float32)
+
+
+def tokenizer_piece_weights(tokenizer: Any) -> FloatArray:
+    """The piece weights of a bundle's tokenizer: the sentencepiece scores' ``-log p``
+    (``piece_weights``), or for a word-piece tokenizer (the teacher's bundle), whose vocabulary
+    has no frequencies, 1 for every piece and 0 for its bracketed special ones."""
+    sp = getattr(tokenizer, "processor", None)
+    if sp is not None:
+        return piece_weights(sp)
+    weights: FloatArray = tokenizer.piece_weights()
+    return weights
 
 
 class Lexical:
