@@ -33,7 +33,10 @@ def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, t
     assert "intent thresholds raised" in proc.stdout
     bundle = load_bundle(out)
     manifest = bundle.manifest
-    assert manifest["tokenizer"]["type"] == "wordpiece" and manifest["graphs"]["intents"] == ["teacher"]
+    assert manifest["tokenizer"]["type"] == "wordpiece"
+    graph = manifest["graphs"]["intents"]
+    assert graph[0] == "t_embed" and "t_heads" in graph and graph[-1].startswith("t_sent")
+    assert manifest["fused"]["intents"]["file"] == "teacher.tflite"
     assert manifest["calibration"]["temperature"] > 0
     # int8 weights do not change what the teacher decides
     assert manifest["metrics"]["float_argmax_agreement"] >= 0.9
@@ -49,6 +52,14 @@ def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, t
     assert slots.shape == (1, manifest["tokenizer"]["max_len"], len(manifest["labels"]["slot_tags"]))
     severity, category, anomaly = model.run_logs(model.tokenizer.encode("kernel: oops").ids[None])
     assert severity.shape[0] == category.shape[0] == anomaly.shape[0] == 1
+    # streamed from its segments, one at a time under a small budget: the same answers
+    streamed = Model(bundle, residency="stream", weight_budget_mb=4)
+    a, b = model.run_intent_outputs(ids), streamed.run_intent_outputs(ids)
+    assert (a.intent_logits.argmax(1) == b.intent_logits.argmax(1)).all()
+    assert np.abs(a.intent_logits - b.intent_logits).max() < 1.0
+    assert a.embedding is not None and b.embedding is not None
+    assert np.abs(a.embedding - b.embedding).max() < 0.05
+    streamed.close()
     model.close()
     # the command a user runs, on this bundle: one JSON answer per line, spans inside the text
     run = subprocess.run(

@@ -67,7 +67,7 @@ def export(
     from firmware_tools.model.dataset import encode_intents
     from firmware_tools.model.metrics import calibrate
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
-    from firmware_tools.model.teacher_bundle import export_teacher_graph, write_teacher_bundle
+    from firmware_tools.model.teacher_bundle import export_teacher, write_teacher_bundle
 
     t0 = time.time()
     plan = b.plan_for(tiny=tiny)
@@ -80,9 +80,9 @@ def export(
     ckpt = load_checkpoint(default_zip())
     teacher = b.teacher_from_work(ckpt, plan, cache)
     max_len = plan.teacher.max_len
-    blob = export_teacher_graph(ckpt, teacher, max_len, plan.teacher.trainable_layers)
+    fused, segments = export_teacher(ckpt, teacher, max_len, plan.teacher.trainable_layers)
     build = {"from_work": str(work), "seed": seed, "encoder": ckpt.source}
-    write_teacher_bundle(out, blob, ckpt.tokenizer_json, max_len, {"temperature": 1.0}, {}, build)
+    write_teacher_bundle(out, fused, segments, ckpt.tokenizer_json, max_len, {"temperature": 1.0}, {}, build)
 
     model = Model(load_bundle(out), threads=2, tasks=("intents",))
 
@@ -117,7 +117,9 @@ def export(
     model.close()
     calibration = {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
     build["seconds"] = round(time.time() - t0, 1)
-    manifest = write_teacher_bundle(out, blob, ckpt.tokenizer_json, max_len, calibration, metrics, build)
+    manifest = write_teacher_bundle(
+        out, fused, segments, ckpt.tokenizer_json, max_len, calibration, metrics, build
+    )
     if data_dir is not None and (data_dir / "sgd" / "dev.jsonl").is_file():
         from firmware_tools.model.custom_calib import recalibrate_bundle
 

@@ -4,7 +4,10 @@ The student is distilled from this teacher and loses it 7 points on a source nei
 intents from (SGD: 79.89% against 86.10% in scope, docs/benchmarks.md). This writes the teacher
 itself as an agent bundle (``edge-fw export-teacher``):
 
-- one graph, ``teacher.tflite``: all-MiniLM-L6-v2's word-piece embeddings and six layers (the
+- one graph, ``teacher.tflite`` (resident: one invoke a request), and the same computation as
+  segments, ``t_embed``, ``t_layer0`` to ``t_layer5``, ``t_heads`` and ``t_sent4``/``t_sent5``
+  (streamed from flash one at a time under ``runtime.weight_budget_mb``):
+  all-MiniLM-L6-v2's word-piece embeddings and six layers (the
   build fine-tuned the top ones) with every head (intent, slot tags on word pieces, severity,
   category, anomaly), and beside the fine-tuned top layers the encoder's own (as pretrained),
   whose mean over the word pieces is its sentence embedding (what custom intents compare); input
@@ -18,13 +21,15 @@ itself as an agent bundle (``edge-fw export-teacher``):
   split, run through this graph with the agent's runtime; with SGD's development split, the
   custom-intent settings as ``edge-fw calibrate-custom`` chooses them.
 
-The bundle has no EdgeTPU or ``small`` variant; it is loaded whole (about 26 MB).
+The bundle has no EdgeTPU or ``small`` variant; its files take about 53 MB (the one graph and the
+segments, 26.6 MB each, the word-piece table 11.8 MB of it).
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,7 @@ from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 
-__all__ = ["export_teacher_graph", "write_teacher_bundle"]
+__all__ = ["Graph", "export_teacher", "write_teacher_bundle"]
 
 GRAPH = "teacher.tflite"
 SENTENCE = "sentence_embedding"  # edge_agent.runtime.model.SENTENCE_OUTPUT
@@ -49,76 +54,169 @@ _OUTPUTS = {
 }
 
 
-def export_teacher_graph(ckpt: Any, teacher: Any, max_len: int, trainable: int) -> bytes:
-    """The whole teacher as one dynamic-range int8 TFLite graph (see the module docstring)."""
-    import tensorflow as tf
+@dataclass
+class Graph:
+    """One TFLite file of the bundle with its ports as the manifest lists them."""
 
-    from firmware_tools.model.teacher import BertLayer
+    name: str
+    file: str
+    blob: bytes
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
 
-    cfg = ckpt.config
-    emb = ckpt.embeddings()
-    table = emb["word"].astype(np.float32)
-    scale = np.maximum(np.abs(table).max(axis=1), 1e-8) / 127.0
-    q_table = tf.constant(np.round(table / scale[:, None]).astype(np.int8))
-    q_scale = tf.constant(scale.astype(np.float32))
-    pos = tf.constant(emb["position"][:max_len].astype(np.float32))
-    typ = tf.constant(emb["type"][0].astype(np.float32))
-    frozen = [
-        BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"frozen{i}")
-        for i in range(cfg.layers - trainable)
-    ]
-    # the encoder's own top layers, as pretrained: its sentence embedding (custom intents)
-    pretrained = [
-        BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"pretrained{i}")
-        for i in range(cfg.layers - trainable, cfg.layers)
-    ]
+    def entry(self) -> dict[str, Any]:
+        return {"name": self.name, "file": self.file, "inputs": self.inputs, "outputs": self.outputs}
 
-    def norm(x: Any) -> Any:
+
+class _Parts:
+    """The teacher's computation in pieces (TensorFlow): each takes and gives named values."""
+
+    def __init__(self, ckpt: Any, teacher: Any, max_len: int, trainable: int) -> None:
+        import tensorflow as tf
+
+        from firmware_tools.model.teacher import BertLayer
+
+        cfg = ckpt.config
+        self.cfg, self.max_len, self.first = cfg, max_len, cfg.layers - trainable
+        emb = ckpt.embeddings()
+        self.emb = emb
+        table = emb["word"].astype(np.float32)
+        scale = np.maximum(np.abs(table).max(axis=1), 1e-8) / 127.0
+        self.q_table = tf.constant(np.round(table / scale[:, None]).astype(np.int8))
+        self.q_scale = tf.constant(scale.astype(np.float32))
+        self.pos = tf.constant(emb["position"][:max_len].astype(np.float32))
+        self.typ = tf.constant(emb["type"][0].astype(np.float32))
+        # layers 0..first-1 as pretrained (frozen in training), first.. as the build fine-tuned them
+        self.layers = [
+            BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"frozen{i}")
+            if i < self.first
+            else teacher.model.get_layer(f"layer{i}")
+            for i in range(cfg.layers)
+        ]
+        # the encoder's own top layers, as pretrained: its sentence embedding (custom intents)
+        self.pretrained = {
+            i: BertLayer(ckpt.layer(i), cfg.heads, cfg.eps, 0.0, name=f"pretrained{i}")
+            for i in range(self.first, cfg.layers)
+        }
+        self.heads = {head: teacher.model.get_layer(head) for head in _OUTPUTS}
+
+    @staticmethod
+    def mask(ids: Any) -> Any:
+        import tensorflow as tf
+
+        return tf.cast(tf.not_equal(ids, 0), tf.float32)
+
+    def embed(self, ids: Any) -> Any:
+        import tensorflow as tf
+
+        rows = tf.cast(tf.gather(self.q_table, ids), tf.float32) * tf.gather(self.q_scale, ids)[..., None]
+        x = rows + self.pos[None] + self.typ
         mean = tf.reduce_mean(x, -1, keepdims=True)
         var = tf.reduce_mean(tf.square(x - mean), -1, keepdims=True)
-        return (x - mean) * tf.math.rsqrt(var + cfg.eps) * emb["ln_g"] + emb["ln_b"]
+        return (x - mean) * tf.math.rsqrt(var + self.cfg.eps) * self.emb["ln_g"] + self.emb["ln_b"]
 
-    @tf.function(input_signature=[tf.TensorSpec([1, max_len], tf.int32, name="ids")])
-    def run(ids: Any) -> Any:
-        mask = tf.cast(tf.not_equal(ids, 0), tf.float32)
-        rows = tf.cast(tf.gather(q_table, ids), tf.float32) * tf.gather(q_scale, ids)[..., None]
-        h = norm(rows + pos[None] + typ)
-        for layer in frozen:
-            h = layer(h, mask)
-        out = teacher.model([h, mask], training=False)
-        s = h
-        for layer in pretrained:
-            s = layer(s, mask)
-        m = mask[..., None]
+    def outputs(self, h: Any, ids: Any) -> dict[str, Any]:
+        """Every head's logits from the last hidden state (as ``teacher.build_teacher`` pools)."""
+        import tensorflow as tf
+
+        m = self.mask(ids)[..., None]
+        pooled = tf.reduce_sum(h * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
+        return {name: self.heads[head](h if head == "slots" else pooled) for head, name in _OUTPUTS.items()}
+
+    def sentence(self, s: Any, ids: Any) -> Any:
+        import tensorflow as tf
+
+        m = self.mask(ids)[..., None]
         pooled = tf.reduce_sum(s * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
-        sentence = pooled / tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
-        return {**{name: out[head] for head, name in _OUTPUTS.items()}, SENTENCE: sentence}
-
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([run.get_concrete_function()], run)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    return bytes(converter.convert())
+        return pooled / tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
 
 
-def _ports(blob: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The graph's input and output ports as a manifest segment lists them: the value name the
-    agent reads and the tensor that holds it (a traced dict's outputs come out in sorted key
-    order as Identity, Identity_1, ..., as for the student's segments: ``convert.py``)."""
+def export_teacher(ckpt: Any, teacher: Any, max_len: int, trainable: int) -> tuple[Graph, list[Graph]]:
+    """The whole teacher as one graph (``teacher.tflite``, one invoke a request when resident),
+    and the same computation as segments that exchange named values (``t_embed`` writes ``h0``,
+    ``t_layer{i}`` reads ``h{i}`` and writes ``h{i+1}``, ``t_heads`` the logits, ``t_sent{i}``
+    the pretrained branch from ``h{first}`` to the sentence embedding), which the runtime can
+    stream from flash one at a time under ``runtime.weight_budget_mb``. Weights int8, activations
+    float (dynamic range)."""
     import tensorflow as tf
 
-    from firmware_tools.model.convert import _identity_index, _port
+    parts = _Parts(ckpt, teacher, max_len, trainable)
+    n, first = ckpt.config.layers, parts.first
+    hidden = tf.TensorSpec([1, max_len, ckpt.config.width], tf.float32)
+    ids_spec = tf.TensorSpec([1, max_len], tf.int32, name="ids")
 
+    def whole(ids: Any) -> Any:
+        mask = parts.mask(ids)
+        h = parts.embed(ids)
+        s = None
+        for i, layer in enumerate(parts.layers):
+            if i == first:
+                s = h
+            h = layer(h, mask)
+        for i in range(first, n):
+            s = parts.pretrained[i](s, mask)
+        return {**parts.outputs(h, ids), SENTENCE: parts.sentence(s, ids)}
+
+    fused = _convert("teacher", GRAPH, whole, [("ids", ids_spec)])
+    segments = [
+        _convert("t_embed", "t_embed.tflite", lambda ids: {"h0": parts.embed(ids)}, [("ids", ids_spec)])
+    ]
+    for i, layer in enumerate(parts.layers):
+        segments.append(
+            _convert(
+                f"t_layer{i}",
+                f"t_layer{i}.tflite",
+                lambda h, ids, layer=layer, i=i: {f"h{i + 1}": layer(h, parts.mask(ids))},
+                [(f"h{i}", hidden), ("ids", ids_spec)],
+            )
+        )
+    segments.append(
+        _convert("t_heads", "t_heads.tflite", parts.outputs, [(f"h{n}", hidden), ("ids", ids_spec)])
+    )
+    for i in range(first, n):
+        source = f"h{first}" if i == first else f"s{i}"
+
+        def step(s: Any, ids: Any, i: int = i) -> Any:
+            out = parts.pretrained[i](s, parts.mask(ids))
+            return {SENTENCE: parts.sentence(out, ids)} if i == n - 1 else {f"s{i + 1}": out}
+
+        segments.append(
+            _convert(f"t_sent{i}", f"t_sent{i}.tflite", step, [(source, hidden), ("ids", ids_spec)])
+        )
+    return fused, segments
+
+
+def _convert(name: str, file: str, fn: Any, inputs: list[tuple[str, Any]]) -> Graph:
+    """``fn`` (named values in, a dict of named values out) as a dynamic-range int8 graph."""
+    import tensorflow as tf
+
+    from firmware_tools.model.convert import _identity_index, _match, _port
+
+    specs = [tf.TensorSpec(spec.shape, spec.dtype, name=value) for value, spec in inputs]
+    traced = tf.function(fn, input_signature=specs)
+    concrete = traced.get_concrete_function()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    blob = bytes(converter.convert())
     interp = tf.lite.Interpreter(model_content=blob)
-    (ids,) = interp.get_input_details()
+    ins = interp.get_input_details()
     outs = sorted(interp.get_output_details(), key=lambda d: _identity_index(d["name"]))
-    names = sorted([*_OUTPUTS.values(), SENTENCE])
+    names = sorted(concrete.structured_outputs)
     if len(outs) != len(names):
-        raise RuntimeError(f"teacher graph: {len(outs)} outputs for {len(names)} names")
-    return [_port("ids", ids)], [_port(n, d) for n, d in zip(names, outs, strict=True)]
+        raise RuntimeError(f"{name}: {len(outs)} outputs for {len(names)} names")
+    return Graph(
+        name,
+        file,
+        blob,
+        [_port(value, _match(ins, value)) for value, _ in inputs],
+        [_port(k, d) for k, d in zip(names, outs, strict=True)],
+    )
 
 
 def write_teacher_bundle(
     out: Path,
-    blob: bytes,
+    fused: Graph,
+    segments: list[Graph],
     tokenizer_json: str,
     max_len: int,
     calibration: dict[str, Any],
@@ -128,9 +226,10 @@ def write_teacher_bundle(
     """Write the bundle directory ``out`` (replaced); returns its manifest."""
     from firmware_tools.model.build import _replace_dir
 
-    inputs, outputs = _ports(blob)
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    segment = {"name": "teacher", "file": GRAPH, "inputs": inputs, "outputs": outputs}
+    names = [g.name for g in segments]
+    logs = [n for n in names if not n.startswith("t_sent")]
+    graphs = {"intents": names, "logs": logs}
     manifest: dict[str, Any] = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -138,8 +237,10 @@ def write_teacher_bundle(
         "converter": {"quantization": "int8 weights, float activations (dynamic range)", "io": "float32"},
         "tokenizer": {"file": TOKENIZER, "type": "wordpiece", "max_len": max_len, "vocab_size": len(vocab)},
         "architecture": {"teacher": {"encoder": "all-MiniLM-L6-v2", "window": max_len}},
-        "segments": [segment],
-        "graphs": {"intents": ["teacher"], "logs": ["teacher"]},
+        "segments": [g.entry() for g in segments],
+        "graphs": graphs,
+        # one file computes both tasks (the logs graph's outputs are among its own)
+        "fused": {task: {**fused.entry(), "segments": graph} for task, graph in graphs.items()},
         "labels": {
             "intents": list(INTENT_LABELS),
             "slot_tags": list(SLOT_TAGS),
@@ -155,9 +256,10 @@ def write_teacher_bundle(
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
-        (stage / GRAPH).write_bytes(blob)
+        for g in (fused, *segments):
+            (stage / g.file).write_bytes(g.blob)
         (stage / TOKENIZER).write_text(tokenizer_json, encoding="utf-8")
-        manifest["files"] = {name: file_entry(stage / name) for name in (GRAPH, TOKENIZER)}
+        manifest["files"] = {p.name: file_entry(p) for p in sorted(stage.iterdir())}
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         _replace_dir(stage, out)
     return manifest
