@@ -2,9 +2,10 @@
 
 Reads a finished build's work directory (``edge-fw build-model --work W``, same ``--seed`` and
 data), trains nothing, and writes a bundle of the teacher (``firmware_tools/model/teacher_bundle.py``:
-one int8 graph of about 23 MB and the encoder's word-piece tokenizer) with its calibration chosen
-as the student's build chooses it, and its figures in ``metrics``: SGD's test split (a source whose
-labels the teacher never learnt) and the real development split, through the agent's runtime.
+one int8 graph, the same as segments for streaming, and the encoder's word-piece tokenizer) with
+its calibration chosen as the student's build chooses it (custom intents' settings too, with SGD's
+development split), and its figures in ``metrics``: SGD's test split (a source whose labels the
+teacher never learnt) and the real development split, through the agent's runtime.
 """
 
 from __future__ import annotations
