@@ -63,8 +63,7 @@ def _texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def pair() -> tuple[WordPieceTokenizer, object]:
-    pytest.importorskip("tokenizers", reason="the build extra (edge-agent[train]) is not installed")
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # the build extra (edge-agent[train]), which the tests install
 
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
