@@ -14,8 +14,8 @@ kept in ``--keep`` when given):
 - ``intents_sgd_kinds.py --against``: SGD test in and out of scope;
 - ``custom_intents.py --parts ab --dump`` of each bundle: per benchmark, custom requests
   recognized and uncovered requests left alone (the headline groups of ``custom_intents.py``);
-  a candidate without a sentence embedding (the teacher's bundle, ``edge-fw export-teacher``)
-  has no custom intents: the sets are left out and the bars fail on it;
+  a candidate without a sentence embedding has no custom intents: the sets are left out and the
+  bars fail on it;
 - ``logs_flags.py --loghub-only`` on the candidate, ``logs_severity.py --dump`` on both (the
   candidate's local logs, and the level-stripped loghub lines of both, paired per error
   template).
