@@ -8,12 +8,14 @@ half-written directory behind to block the next one.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["staged_dir"]
+__all__ = ["rewrite_manifest", "staged_dir"]
 
 
 @contextlib.contextmanager
@@ -33,3 +35,14 @@ def staged_dir(out: Path) -> Iterator[Path]:
         os.replace(stage, out)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def rewrite_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    """Replace the manifest of the bundle at ``root`` with ``manifest`` in one rename (a reader
+    sees the old file or the new one, never half of it), then check the bundle as the agent will."""
+    from edge_agent.runtime.bundle import MANIFEST, load_bundle
+
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(root / MANIFEST)
+    load_bundle(root)

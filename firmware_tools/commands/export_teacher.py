@@ -11,7 +11,6 @@ teacher never learnt) and the real development split, through the agent's runtim
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -61,7 +60,7 @@ def export(
     work: Path, out: Path, seed: int, data_dir: Path | None, log_dir: Path | None, *, tiny: bool = False
 ) -> dict[str, Any]:
     """Write the teacher bundle ``out`` from the build in ``work``; returns its manifest."""
-    from edge_agent.runtime.bundle import MANIFEST, load_bundle
+    from edge_agent.runtime.bundle import load_bundle
     from edge_agent.runtime.model import Model
     from firmware_tools.model import build as b
     from firmware_tools.model.cross_source import FoldResult, eval_split, fold_metrics, softmax
@@ -69,6 +68,7 @@ def export(
     from firmware_tools.model.metrics import calibrate
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
     from firmware_tools.model.teacher_bundle import export_teacher, write_teacher_bundle
+    from firmware_tools.staging import rewrite_manifest
 
     t0 = time.time()
     plan = b.plan_for(tiny=tiny)
@@ -83,7 +83,8 @@ def export(
     max_len = plan.teacher.max_len
     fused, segments = export_teacher(ckpt, teacher, max_len, plan.teacher.trainable_layers)
     build = {"from_work": str(work), "seed": seed, "encoder": ckpt.source}
-    write_teacher_bundle(out, fused, segments, ckpt.tokenizer_json, max_len, {"temperature": 1.0}, {}, build)
+    # written once; the calibration and figures below, chosen through it, go into its manifest
+    manifest = write_teacher_bundle(out, fused, segments, ckpt.tokenizer_json, max_len, build)
 
     model = Model(load_bundle(out), threads=2, tasks=("intents",))
 
@@ -116,19 +117,15 @@ def export(
         z = logits(list(dev.texts))
         metrics.update({k: float(v) for k, v in b._dev_metrics(z, dev).items()})
     model.close()
-    calibration = {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
-    build["seconds"] = round(time.time() - t0, 1)
-    manifest = write_teacher_bundle(
-        out, fused, segments, ckpt.tokenizer_json, max_len, calibration, metrics, build
-    )
+    manifest["calibration"].update(temperature=temperature, intent_thresholds=thresholds)
+    manifest["metrics"] = metrics
+    manifest["build"]["seconds"] = round(time.time() - t0, 1)
+    rewrite_manifest(out, manifest)
     if data_dir is not None and (data_dir / "sgd" / "dev.jsonl").is_file():
         from firmware_tools.model.custom_calib import recalibrate_bundle
 
         manifest = recalibrate_bundle(out, data_dir, seed)  # custom intents, as calibrate-custom does
         # (it files its figures under the student's name; this bundle has one model)
         manifest["metrics"].update(manifest["metrics"].pop("student_int8", {}))
-        tmp = out / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(out / MANIFEST)
-        load_bundle(out)
+        rewrite_manifest(out, manifest)
     return manifest

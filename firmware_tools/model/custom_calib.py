@@ -17,7 +17,6 @@ split, with our own intents standing in.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -313,7 +312,8 @@ def recalibrate_bundle(root: Path, data_dir: Path, seed: int | None = None) -> d
     (SGD development episodes of ``data_dir``; ``seed`` default: the bundle's build seed), for
     the default variant and every variant that has one; rewrites the manifest in place (atomic)
     and returns it. Raises ``ValueError`` without SGD's development split."""
-    from edge_agent.runtime.bundle import MANIFEST, load_bundle
+    from edge_agent.runtime.bundle import load_bundle
+    from firmware_tools.staging import rewrite_manifest
 
     if not (data_dir / "sgd" / "dev.jsonl").is_file():
         dev = data_dir / "sgd" / "dev.jsonl"
@@ -329,8 +329,5 @@ def recalibrate_bundle(root: Path, data_dir: Path, seed: int | None = None) -> d
         if "custom_intents" in entry.get("calibration", {}):
             entry["calibration"]["custom_intents"], m = calibrate_bundle(root, episodes, name)
             entry.setdefault("metrics", {}).setdefault("student_int8", {}).update(m)
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    tmp.replace(root / MANIFEST)
-    load_bundle(root)
+    rewrite_manifest(root, manifest)
     return manifest

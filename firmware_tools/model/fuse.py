@@ -16,12 +16,12 @@ Works on the flatbuffer with the schema classes that ai-edge-litert (or TensorFl
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge_agent.runtime.bundle import MANIFEST, file_entry, load_bundle
+from edge_agent.runtime.bundle import file_entry, load_bundle
+from firmware_tools.staging import rewrite_manifest
 
 __all__ = ["FusedGraph", "add_fused_graphs", "fuse_bundle", "fuse_graph", "fused_file_name"]
 
@@ -159,8 +159,5 @@ def fuse_bundle(root: Path) -> dict[str, Any]:
     for entry in manifest["fused"].values():
         manifest["files"][entry["file"]] = file_entry(root / entry["file"])
     manifest["files"] = dict(sorted(manifest["files"].items()))
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    tmp.replace(root / MANIFEST)
-    load_bundle(root)
+    rewrite_manifest(root, manifest)
     return manifest

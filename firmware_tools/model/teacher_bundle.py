@@ -115,19 +115,23 @@ class _Parts:
         var = tf.reduce_mean(tf.square(x - mean), -1, keepdims=True)
         return (x - mean) * tf.math.rsqrt(var + self.cfg.eps) * self.emb["ln_g"] + self.emb["ln_b"]
 
-    def outputs(self, h: Any, ids: Any) -> dict[str, Any]:
-        """Every head's logits from the last hidden state (as ``teacher.build_teacher`` pools)."""
+    def pooled(self, h: Any, ids: Any) -> Any:
+        """The mean of ``h`` over the real word pieces (as ``teacher.build_teacher`` pools)."""
         import tensorflow as tf
 
         m = self.mask(ids)[..., None]
-        pooled = tf.reduce_sum(h * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
+        return tf.reduce_sum(h * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
+
+    def outputs(self, h: Any, ids: Any) -> dict[str, Any]:
+        """Every head's logits from the last hidden state."""
+        pooled = self.pooled(h, ids)
         return {name: self.heads[head](h if head == "slots" else pooled) for head, name in _OUTPUTS.items()}
 
     def sentence(self, s: Any, ids: Any) -> Any:
+        """The pretrained branch's pooled state at unit length: the encoder's sentence embedding."""
         import tensorflow as tf
 
-        m = self.mask(ids)[..., None]
-        pooled = tf.reduce_sum(s * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1.0)
+        pooled = self.pooled(s, ids)
         return pooled / tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
 
 
@@ -219,11 +223,10 @@ def write_teacher_bundle(
     segments: list[Graph],
     tokenizer_json: str,
     max_len: int,
-    calibration: dict[str, Any],
-    metrics: dict[str, Any],
     build: dict[str, Any],
 ) -> dict[str, Any]:
-    """Write the bundle directory ``out`` (replaced); returns its manifest."""
+    """Write the bundle directory ``out`` (replaced), uncalibrated (temperature 1, no thresholds,
+    no figures: ``edge-fw export-teacher`` chooses them through it); returns its manifest."""
     from firmware_tools.model.build import _replace_dir
 
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
@@ -247,8 +250,8 @@ def write_teacher_bundle(
             "severity": list(SEVERITIES),
             "category": list(CATEGORIES),
         },
-        "calibration": calibration,
-        "metrics": metrics,
+        "calibration": {"temperature": 1.0, "intent_thresholds": {}, "anomaly_threshold": 0.5},
+        "metrics": {},
         "variants": {},
         "build": build,
         "files": {},
