@@ -26,9 +26,9 @@ sys.path.insert(0, str(REPO))
 
 from edge_agent.runtime.backend import load_backend  # noqa: E402
 from edge_agent.runtime.bundle import default_bundle_path, load_bundle  # noqa: E402
+from edge_agent.runtime.model import open_tokenizer  # noqa: E402
 from edge_agent.runtime.quota import CpuGovernor, governor_from_config  # noqa: E402
 from edge_agent.runtime.segments import SegmentExecutor  # noqa: E402
-from edge_agent.runtime.tokenizer import Tokenizer  # noqa: E402
 
 LOG_LINES = [
     "kernel: [ 1234.567] usb 1-1: new high-speed USB device number {n} using xhci_hcd",
@@ -45,7 +45,8 @@ def _run(
 ) -> dict[str, float]:
     bundle = load_bundle(args.bundle)
     backend = load_backend(args.backend)
-    tok = Tokenizer(bundle.tokenizer_path, int(bundle.manifest["tokenizer"]["max_len"]))
+    tok = open_tokenizer(bundle, int(bundle.tokenizer_entry("intents")["max_len"]))
+    log_tok = open_tokenizer(bundle, int(bundle.tokenizer_entry("logs")["max_len"]), "logs")
     pace = governor.throttle if governor is not None else None
     logs_ex = SegmentExecutor(bundle, lambda p: backend.make_interpreter(p, 1), pace=pace)
     intents_ex = SegmentExecutor(bundle, lambda p: backend.make_interpreter(p, 1))
@@ -59,7 +60,7 @@ def _run(
             if governor is not None:
                 governor.throttle()
             batch = [LOG_LINES[(n + i) % len(LOG_LINES)].format(n=(n + i) % 250) for i in range(args.batch)]
-            feeds = [{"ids": tok.encode(line).ids[None, :]} for line in batch]
+            feeds = [{"ids": log_tok.encode(line).ids[None, :]} for line in batch]
             logs_ex.run_many("logs", feeds, background=True)
             n += args.batch
             lines_done[0] += args.batch

@@ -138,7 +138,7 @@ def _categories(args: argparse.Namespace, ckpt: Any, plan: Any, teacher: Any) ->
         from edge_agent.runtime.model import Model
 
         model = Model(load_bundle(args.bundle), tasks=("logs",))
-        ids = np.stack([model.tokenizer.encode(x).ids for x in lines]).astype(np.int32)
+        ids = np.stack([model.log_tokenizer.encode(x).ids for x in lines]).astype(np.int32)
         heads["the bundle's student (int8)"] = np.asarray(model.run_logs(ids)[1])
     print(f"== log categories, {len(rows)} hand-labelled lines, each line alone")
     for name, logits in heads.items():

@@ -90,3 +90,35 @@ def test_not_a_bundle(tmp_path: Path) -> None:
     (tmp_path / MANIFEST).write_text("{not json")
     with pytest.raises(BundleError, match="cannot read manifest"):
         load_bundle(tmp_path)
+
+
+def test_a_log_task_may_read_its_own_tokenizer(bundle_copy: Path) -> None:
+    """``task_tokenizers.logs`` (a teacher's bundle carrying a student's log graph): the log
+    graph reads that tokenizer's pieces, the intent graph the main one; both files are verified."""
+    from edge_agent.runtime.model import Model
+
+    shutil.copyfile(bundle_copy / "tokenizer.model", bundle_copy / "logs_tokenizer.model")
+    manifest = _manifest(bundle_copy)
+    manifest["task_tokenizers"] = {"logs": {**manifest["tokenizer"], "file": "logs_tokenizer.model"}}
+    (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"not listed in manifest: logs_tokenizer\.model"):
+        load_bundle(bundle_copy)
+    manifest["files"]["logs_tokenizer.model"] = dict(manifest["files"]["tokenizer.model"])
+    (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
+    bundle = load_bundle(bundle_copy)
+    assert bundle.tokenizer_entry("logs")["file"] == "logs_tokenizer.model"
+    assert bundle.tokenizer_entry("intents")["file"] == "tokenizer.model"
+    model = Model(bundle, tasks=("intents", "logs"))
+    plain = Model(load_bundle(default_bundle_path()), tasks=("logs",))
+    try:
+        assert model.log_tokenizer is not model.tokenizer and plain.log_tokenizer is plain.tokenizer
+        line = "kernel: EXT4-fs error (device sda1): unable to read inode block"
+        ids = model.log_tokenizer.encode(line).ids[None]
+        assert all((a == b).all() for a, b in zip(model.run_logs(ids), plain.run_logs(ids), strict=True))
+    finally:
+        model.close()
+        plain.close()
+    manifest["task_tokenizers"] = {"logs": {"type": "sentencepiece-unigram"}}
+    (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"task_tokenizers\['logs'\] needs a file and a max_len"):
+        load_bundle(bundle_copy)

@@ -168,7 +168,7 @@ class _AlarmedModel:
     (critical unless told): what the service does with a severity that only the model gives."""
 
     def __init__(self, model: Model, severity: str = "critical") -> None:
-        self.model, self.tokenizer, self.labels = model, model.tokenizer, model.labels
+        self.model, self.log_tokenizer, self.labels = model, model.log_tokenizer, model.labels
         self.severity = severity
 
     def run_logs(self, ids: Any) -> tuple[Any, Any, Any]:

@@ -43,7 +43,7 @@ class _Tokenizer(Protocol):
 class LogModel(Protocol):
     """What the classifier needs of ``edge_agent.runtime.model.Model``."""
 
-    tokenizer: _Tokenizer
+    log_tokenizer: _Tokenizer  # the log graph's pieces (``Model.log_tokenizer``)
     labels: dict[str, list[str]]
 
     def run_logs(self, ids: npt.NDArray[np.int32]) -> tuple[Any, Any, Any]: ...
@@ -289,7 +289,7 @@ class LineClassifier:
         out: dict[tuple[int, str], LogLabel] = {}
         for start in range(0, len(items), _BATCH):
             chunk = items[start : start + _BATCH]
-            ids = np.stack([self._model.tokenizer.encode(ex[:_MAX_MODEL_CHARS]).ids for _, ex in chunk])
+            ids = np.stack([self._model.log_tokenizer.encode(ex[:_MAX_MODEL_CHARS]).ids for _, ex in chunk])
             sev, cat, anom = self._model.run_logs(ids.astype(np.int32))
             self.model_runs += len(chunk)
             for row, (key, _) in enumerate(chunk):

@@ -57,6 +57,12 @@ class Bundle:
     def tokenizer_path(self) -> Path:
         return self.path / str(self.manifest["tokenizer"]["file"])
 
+    def tokenizer_entry(self, task: str = "intents") -> dict[str, Any]:
+        """The manifest's tokenizer for ``task``: its ``task_tokenizers`` entry when it has one
+        (a bundle whose log graph reads other pieces than its intent graph), else ``tokenizer``."""
+        entry = self.manifest.get("task_tokenizers", {}).get(task)
+        return dict(entry if entry is not None else self.manifest["tokenizer"])
+
     def segments(self, variant: str = "default") -> dict[str, SegmentSpec]:
         """Segments by name for a variant (``default`` or e.g. ``edgetpu``)."""
         table = self.manifest["segments"] if variant == "default" else self._variant(variant)["segments"]
@@ -149,6 +155,10 @@ def _check_format(root: Path, manifest: dict[str, Any]) -> None:
 def _check_files(root: Path, manifest: dict[str, Any], *, verify_hashes: bool) -> None:
     files = manifest["files"]
     referenced = {manifest["tokenizer"]["file"]} | {s["file"] for s in manifest["segments"]}
+    for task, entry in manifest.get("task_tokenizers", {}).items():
+        if not isinstance(entry, dict) or "file" not in entry or "max_len" not in entry:
+            raise BundleError(f"{root}: task_tokenizers[{task!r}] needs a file and a max_len")
+        referenced.add(entry["file"])
     for variant in manifest.get("variants", {}).values():
         referenced |= {s["file"] for s in variant.get("segments", [])}
     for task, entry in manifest.get("fused", {}).items():

@@ -323,9 +323,11 @@ def warmup_feeds(bundle: Bundle, seed: int = 1234) -> dict[str, Feeds]:
     (``commands/_lean.py`` loads it lazily)."""
     rng = random.Random(seed)
     specs = bundle.segments()
-    vocab = int(bundle.manifest.get("tokenizer", {}).get("vocab_size", 100))
     feeds: dict[str, Feeds] = {}
     for task in bundle.manifest["graphs"]:
+        # the pieces of the task's own tokenizer (a teacher's bundle: word pieces for intents)
+        entry = bundle.tokenizer_entry(task) if "tokenizer" in bundle.manifest else {}
+        vocab = int(entry.get("vocab_size", 100))
         produced: set[str] = set()
         task_feeds: Feeds = {}
         for name in bundle.graph(task):

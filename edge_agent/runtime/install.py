@@ -86,7 +86,8 @@ def check_outputs(bundle: Bundle, model: Any) -> None:
     shape for the manifest's labels or is not finite."""
     ids = np.stack([model.tokenizer.encode(t).ids for t in WARM_UP_TEXTS]).astype(np.int32)
     intent, slots = model.run_intents(ids)
-    sev, cat, anom = model.run_logs(ids)
+    log_ids = np.stack([model.log_tokenizer.encode(t).ids for t in WARM_UP_TEXTS]).astype(np.int32)
+    sev, cat, anom = model.run_logs(log_ids)
     n = len(WARM_UP_TEXTS)
     expected = {
         "intent_logits": (intent, (n, len(bundle.labels("intents")))),

@@ -89,9 +89,13 @@ class Model:
         self.backend = backend if isinstance(backend, Backend) else load_backend(backend)
         self.threads = threads
         self.weight_budget_mb = weight_budget_mb
-        tok = bundle.manifest["tokenizer"]
-        self.max_len = int(tok["max_len"])
+        self.max_len = int(bundle.tokenizer_entry("intents")["max_len"])
         self.tokenizer = open_tokenizer(bundle, self.max_len)
+        # the log graph's pieces: the same tokenizer unless the bundle names one of its own
+        # (``task_tokenizers.logs``: a teacher's bundle that carries a student's log graph)
+        self.log_max_len = int(bundle.tokenizer_entry("logs")["max_len"])
+        own = "logs" in bundle.manifest.get("task_tokenizers", {}) and "logs" in tasks
+        self.log_tokenizer = open_tokenizer(bundle, self.log_max_len, "logs") if own else self.tokenizer
         specs = bundle.segments(variant)
         self._runners: dict[str, SegmentRunner] = {}
         if executors is None and residency != "resident":
@@ -141,11 +145,10 @@ class Model:
         return self._runners[name]
 
     def warm_up(self) -> None:
-        ids = np.zeros((1, self.max_len), dtype=np.int32)
         if "intents" in self._graphs:
-            self.run_intents(ids)
+            self.run_intents(np.zeros((1, self.max_len), dtype=np.int32))
         if "logs" in self._graphs:
-            self.run_logs(ids)
+            self.run_logs(np.zeros((1, self.log_max_len), dtype=np.int32))
 
     def run_intents(self, ids: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray]:
         """(intent_logits (B, I), slot_logits (B, L, T)) for token ids (B, L)."""
@@ -170,8 +173,9 @@ class Model:
 
     def _run_batch(self, task: str, ids: npt.NDArray[np.int32], names: tuple[str, ...]) -> list[FloatArray]:
         ids = np.asarray(ids, dtype=np.int32)
-        if ids.ndim != 2 or ids.shape[1] != self.max_len:
-            raise InferenceError(f"ids must have shape (B, {self.max_len}), got {ids.shape}")
+        width = self.log_max_len if task == "logs" else self.max_len
+        if ids.ndim != 2 or ids.shape[1] != width:
+            raise InferenceError(f"{task} ids must have shape (B, {width}), got {ids.shape}")
         graph = self._graphs.get(task)
         if graph is None:
             raise InferenceError(f"this model was opened without its {task} graph (has {list(self._graphs)})")
@@ -189,15 +193,18 @@ class Model:
         self._runners.clear()
 
 
-def open_tokenizer(bundle: Bundle, max_len: int) -> Tokenizer | WordPieceTokenizer:
-    """The bundle's tokenizer: its sentencepiece model, or word pieces (``tokenizer.type``
-    ``wordpiece``: a bundle of the teacher, ``firmware_tools/model/teacher_bundle.py``)."""
-    kind = str(bundle.manifest["tokenizer"].get("type", "sentencepiece-unigram"))
+def open_tokenizer(bundle: Bundle, max_len: int, task: str = "intents") -> Tokenizer | WordPieceTokenizer:
+    """The bundle's tokenizer for ``task`` (``Bundle.tokenizer_entry``): a sentencepiece model,
+    or word pieces (``type`` ``wordpiece``: a bundle of the teacher,
+    ``firmware_tools/model/teacher_bundle.py``)."""
+    entry = bundle.tokenizer_entry(task)
+    kind = str(entry.get("type", "sentencepiece-unigram"))
+    path = bundle.path / str(entry["file"])
     if kind == "wordpiece":
-        return WordPieceTokenizer.from_file(bundle.tokenizer_path, max_len)
+        return WordPieceTokenizer.from_file(path, max_len)
     if not kind.startswith("sentencepiece"):
         raise BundleError(f"{bundle.path}: unknown tokenizer type {kind!r} (sentencepiece or wordpiece)")
-    return Tokenizer(bundle.tokenizer_path, max_len)
+    return Tokenizer(path, max_len)
 
 
 def _writes(bundle: Bundle, specs: Mapping[str, SegmentSpec], variant: str, name: str) -> bool:

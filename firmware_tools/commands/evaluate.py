@@ -35,16 +35,18 @@ def format_table(metrics: dict[str, dict[str, float]]) -> str:
 
 
 def _fresh(bundle_dir: Path, n: int, seed: int, backend: str, manifest: dict[str, Any]) -> dict[str, float]:
-    from edge_agent.runtime.tokenizer import Tokenizer
+    from edge_agent.runtime.model import open_tokenizer
     from firmware_tools.data import intents as intent_data
     from firmware_tools.data import logs as log_data
     from firmware_tools.model.build import runtime_logits
     from firmware_tools.model.dataset import encode_intents, encode_logs
     from firmware_tools.model.metrics import intent_metrics, log_metrics
 
-    tok = Tokenizer(bundle_dir / manifest["tokenizer"]["file"], int(manifest["tokenizer"]["max_len"]))
+    bundle = load_bundle(bundle_dir, verify_hashes=False)
+    tok = open_tokenizer(bundle, int(bundle.tokenizer_entry("intents")["max_len"]))
+    log_tok = open_tokenizer(bundle, int(bundle.tokenizer_entry("logs")["max_len"]), "logs")
     it = encode_intents(tok, intent_data.generate(seed, n))
-    lg = encode_logs(tok, log_data.generate(seed, n))
+    lg = encode_logs(log_tok, log_data.generate(seed, n))
     out = runtime_logits(bundle_dir, it.ids, lg.ids, backend)
     cal = manifest.get("calibration", {})
     return {

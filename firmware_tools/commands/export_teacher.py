@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from edge_agent.errors import BundleError
+
 __all__ = ["register"]
 
 
@@ -36,14 +38,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="the build's --data-dir (also scores SGD's test split and the real dev split)",
     )
     p.add_argument("--log-dir", type=Path, help="the build's --log-dir")
+    p.add_argument(
+        "--logs-from",
+        type=Path,
+        help="a student bundle (the build's --out) whose log graph and tokenizer the bundle carries "
+        "instead of the teacher's log heads",
+    )
     p.add_argument("--tiny", action="store_true", help="the work directory is a --tiny build's")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        manifest = export(args.work, args.out, args.seed, args.data_dir, args.log_dir, tiny=args.tiny)
-    except FileNotFoundError as exc:
+        manifest = export(
+            args.work,
+            args.out,
+            args.seed,
+            args.data_dir,
+            args.log_dir,
+            tiny=args.tiny,
+            logs_from=args.logs_from,
+        )
+    except (FileNotFoundError, ValueError, BundleError) as exc:
         print(f"edge-fw export-teacher: {exc}", file=sys.stderr)
         return 2
     cal = manifest["calibration"]
@@ -57,9 +73,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def export(
-    work: Path, out: Path, seed: int, data_dir: Path | None, log_dir: Path | None, *, tiny: bool = False
+    work: Path,
+    out: Path,
+    seed: int,
+    data_dir: Path | None,
+    log_dir: Path | None,
+    *,
+    tiny: bool = False,
+    logs_from: Path | None = None,
 ) -> dict[str, Any]:
-    """Write the teacher bundle ``out`` from the build in ``work``; returns its manifest."""
+    """Write the teacher bundle ``out`` from the build in ``work``; returns its manifest.
+    ``logs_from``: a student bundle whose logs the bundle carries (``attach_student_logs``)."""
     from edge_agent.runtime.bundle import load_bundle
     from edge_agent.runtime.model import Model
     from firmware_tools.model import build as b
@@ -84,7 +108,9 @@ def export(
     fused, segments = export_teacher(ckpt, teacher, max_len, plan.teacher.trainable_layers)
     build = {"from_work": str(work), "seed": seed, "encoder": ckpt.source}
     # written once; the calibration and figures below, chosen through it, go into its manifest
-    manifest = write_teacher_bundle(out, fused, segments, ckpt.tokenizer_json, max_len, build)
+    if logs_from is not None:
+        load_bundle(logs_from)  # refused here, before the work, when it is not a bundle
+    manifest = write_teacher_bundle(out, fused, segments, ckpt.tokenizer_json, max_len, build, logs_from)
 
     model = Model(load_bundle(out), threads=2, tasks=("intents",))
 
@@ -118,14 +144,20 @@ def export(
         metrics.update({k: float(v) for k, v in b._dev_metrics(z, dev).items()})
     model.close()
     manifest["calibration"].update(temperature=temperature, intent_thresholds=thresholds)
-    manifest["metrics"] = metrics
+    manifest["metrics"].update(metrics)  # beside the student's log-head figures, with --logs-from
     manifest["build"]["seconds"] = round(time.time() - t0, 1)
     rewrite_manifest(out, manifest)
     if data_dir is not None and (data_dir / "sgd" / "dev.jsonl").is_file():
         from firmware_tools.model.custom_calib import recalibrate_bundle
 
         manifest = recalibrate_bundle(out, data_dir, seed)  # custom intents, as calibrate-custom does
-        # (it files its figures under the student's name; this bundle has one model)
-        manifest["metrics"].update(manifest["metrics"].pop("student_int8", {}))
+        # (it files its figures under the student's name; they are the teacher's: moved up, and
+        # only the log heads' figures of a --logs-from student stay there)
+        int8 = manifest["metrics"].pop("student_int8", {})
+        manifest["metrics"].update({k: v for k, v in int8.items() if k.startswith("custom_")})
+        if any(not k.startswith("custom_") for k in int8):
+            manifest["metrics"]["student_int8"] = {
+                k: v for k, v in int8.items() if not k.startswith("custom_")
+            }
         rewrite_manifest(out, manifest)
     return manifest

@@ -21,8 +21,15 @@ itself as an agent bundle (``edge-fw export-teacher``):
   split, run through this graph with the agent's runtime; with SGD's development split, the
   custom-intent settings as ``edge-fw calibrate-custom`` chooses them.
 
+With ``logs_from`` (a student bundle, ``--logs-from``), the logs are that student's: its log graph
+(the fused file and the segments it chains), its sentencepiece tokenizer as the log task's own
+(``task_tokenizers.logs``, docs/bundle.md) and its anomaly threshold replace the teacher's log
+heads, which label routine lines of some logs as errors more often than the student does
+(docs/model.md). Intents stay the teacher's.
+
 The bundle has no EdgeTPU or ``small`` variant; its files take about 53 MB (the one graph and the
-segments, 26.6 MB each, the word-piece table 11.8 MB of it).
+segments, 26.6 MB each, the word-piece table 11.8 MB of it), and about 1.6 MB more with a
+student's log graph.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
 
-__all__ = ["Graph", "export_teacher", "write_teacher_bundle"]
+__all__ = ["Graph", "attach_student_logs", "export_teacher", "write_teacher_bundle"]
 
 GRAPH = "teacher.tflite"
 SENTENCE = "sentence_embedding"  # edge_agent.runtime.model.SENTENCE_OUTPUT
@@ -224,9 +231,11 @@ def write_teacher_bundle(
     tokenizer_json: str,
     max_len: int,
     build: dict[str, Any],
+    logs_from: Path | None = None,
 ) -> dict[str, Any]:
     """Write the bundle directory ``out`` (replaced), uncalibrated (temperature 1, no thresholds,
-    no figures: ``edge-fw export-teacher`` chooses them through it); returns its manifest."""
+    no figures: ``edge-fw export-teacher`` chooses them through it); returns its manifest.
+    ``logs_from``: a student bundle whose log graph the bundle carries (``attach_student_logs``)."""
     from firmware_tools.model.build import _replace_dir
 
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
@@ -262,7 +271,58 @@ def write_teacher_bundle(
         for g in (fused, *segments):
             (stage / g.file).write_bytes(g.blob)
         (stage / TOKENIZER).write_text(tokenizer_json, encoding="utf-8")
+        if logs_from is not None:
+            attach_student_logs(manifest, stage, logs_from)
         manifest["files"] = {p.name: file_entry(p) for p in sorted(stage.iterdir())}
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         _replace_dir(stage, out)
     return manifest
+
+
+def attach_student_logs(manifest: dict[str, Any], stage: Path, student: Path) -> None:
+    """Make the logs of the bundle being written in ``stage`` (``manifest``, changed in place)
+    those of the student bundle at ``student``: its log graph's segments and fused file, its
+    tokenizer as the log task's (``task_tokenizers.logs``) and its anomaly threshold. ``ValueError``
+    when the two bundles' log labels differ or a file or segment name of the student's is taken."""
+    import shutil
+
+    from edge_agent.runtime.bundle import load_bundle
+
+    source = load_bundle(student)
+    theirs = source.manifest
+    for head in ("severity", "category"):
+        if list(theirs["labels"][head]) != list(manifest["labels"][head]):
+            raise ValueError(f"{student}: its {head} labels differ from the teacher's; rebuild them together")
+    graph = source.graph("logs")
+    entries = [s for s in theirs["segments"] if s["name"] in graph]
+    fused = theirs.get("fused", {}).get("logs")
+    tok = source.tokenizer_entry("logs")
+    files = [e["file"] for e in entries] + ([fused["file"]] if fused else []) + [tok["file"]]
+    taken_names = {s["name"] for s in manifest["segments"]} & set(graph)
+    taken_files = {p.name for p in stage.iterdir()} & set(files)
+    if taken_names or taken_files:
+        clash = sorted(taken_names | taken_files)
+        raise ValueError(f"{student}: its log graph's names clash with the teacher's: {clash}")
+    for name in files:
+        shutil.copyfile(source.path / name, stage / name)
+    # every teacher segment stays (the intent graph chains them all; its heads segment computes
+    # the teacher's log heads too, which nothing reads any more)
+    manifest["segments"] = [*manifest["segments"], *entries]
+    manifest["graphs"]["logs"] = graph
+    if fused:
+        manifest["fused"]["logs"] = fused
+    else:
+        manifest["fused"].pop("logs", None)
+    manifest["task_tokenizers"] = {"logs": tok}
+    # the agent trusts a log head by its int8 figures (edge_agent.logs.classifier.trusted_heads):
+    # the student's, where its heads now answer
+    from edge_agent.logs.classifier import HEAD_FLOORS
+
+    int8 = theirs.get("metrics", {}).get("student_int8", {})
+    kept = {key: int8[key] for key, _ in HEAD_FLOORS.values() if key in int8}
+    if kept:
+        manifest["metrics"]["student_int8"] = kept
+    cal = theirs.get("calibration", {})
+    if "anomaly_threshold" in cal:
+        manifest["calibration"]["anomaly_threshold"] = cal["anomaly_threshold"]
+    manifest["build"]["logs_from"] = {"model": source.model_id, "path": str(source.path)}
