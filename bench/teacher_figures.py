@@ -5,7 +5,7 @@ Usage::
 
     .venv/bin/python bench/teacher_figures.py --work W [--data-dir ../shared/data]
         [--log-dir ../shared/eval/logs] [--mpnet-dir build/all-mpnet-base-v2] [--seed 8]
-        [--bundle B] [--categories]
+        [--bundle B] [--categories] [--folds clinc,snips]
 
 ``W`` is a finished build's work directory (``scripts/build_model.sh ... --work W --seed N``, the
 same data and seed): the script reads its stages, trains nothing, and runs SGD's test split (741
@@ -19,9 +19,13 @@ in-scope and 4,501 out-of-scope user turns; ``firmware_tools.data.sgd``) through
   (``metrics.cross_source``, the same split and decision).
 
 SGD's labels train no intent head and its texts only the student's sentence embedding, so for
-the teachers too this split is a source they never learnt intents from: a cross-source figure
-(CLINC150 and Snips trained both teachers, so no figure of theirs would be one). ``--categories``:
-the teacher's log category head, and the bundle's student's, on the hand-labelled log sample.
+the teachers too this split is a source they never learnt intents from: a cross-source figure.
+CLINC150 and Snips trained both teachers, so for them ``--folds clinc,snips`` fine-tunes the
+teacher again without each (``cross_source.teacher_folds``: the build's plan, seed and frozen
+features; about 15-25 minutes a fold on 2 cores, its weights kept in ``W``) and scores it on that
+source's held-out split, then prints the mean and the worst over the folds and SGD, beside the
+bundle's float student's folds from its manifest when it has them. ``--categories``: the
+teacher's log category head, and the bundle's student's, on the hand-labelled log sample.
 Every intent figure is at the argmax of temperature-1 probabilities (``cross_source.fold_metrics``).
 """
 
@@ -72,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the log category head on bench/data/log_categories.tsv, line by line",
     )
+    ap.add_argument(
+        "--folds",
+        help="comma-separated sources (clinc, snips) to fine-tune the teacher without and score on",
+    )
     args = ap.parse_args(argv)
 
     import tempfile
@@ -115,9 +123,33 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {args.bundle}: its manifest records no cross-source figures")
         else:
             print(_line("the bundle's float student", sgd))
+    if args.folds:
+        _folds(args, fold_metrics(FoldResult("sgd", softmax(t_logits), t_logits, gold)))
     if args.categories:
         _categories(args, ckpt, plan, teacher)
     return 0
+
+
+def _folds(args: argparse.Namespace, sgd: dict[str, float]) -> None:
+    """The teacher's folds (``cross_source.teacher_folds``) with SGD's figure above: each left-out
+    source, the mean and the worst, as issue 31 counts them."""
+    from firmware_tools.model.cross_source import teacher_folds
+
+    sources = [s.strip() for s in args.folds.split(",") if s.strip()]
+    results = teacher_folds(
+        args.work, args.data_dir, args.log_dir, sources=sources, seed=args.seed, tiny=args.tiny
+    )
+    figures = {r.source: fold_metrics(r) for r in results}
+    figures["sgd"] = sgd
+    print("== the fine-tuned teacher, each source left out (SGD: the build's teacher, as above)")
+    for source, m in figures.items():
+        print(_line(f"left out {source}", m))
+    ins = [m["in_scope_accuracy"] for m in figures.values()]
+    print(
+        f"  mean in scope {100 * float(np.mean(ins)):.2f}%, worst {100 * min(ins):.2f}%, worst false "
+        f"rejection {100 * max(m['false_rejection'] for m in figures.values()):.2f}%, worst ECE "
+        f"{max(m['ece'] for m in figures.values()):.4f}"
+    )
 
 
 def _categories(args: argparse.Namespace, ckpt: Any, plan: Any, teacher: Any) -> None:

@@ -25,6 +25,7 @@ the pooled left-out predictions, so that the shipped decision is one that transf
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,15 @@ import numpy as np
 
 from firmware_tools.model.dataset import INTENT_LABELS, IntentArrays, encode_intents
 
-__all__ = ["SOURCES", "FoldResult", "choose_calibration", "fold_metrics", "run_folds", "train_folds"]
+__all__ = [
+    "SOURCES",
+    "FoldResult",
+    "choose_calibration",
+    "fold_metrics",
+    "run_folds",
+    "teacher_folds",
+    "train_folds",
+]
 
 SOURCES = ("clinc", "snips", "sgd")
 OOS = len(INTENT_LABELS) - 1
@@ -265,6 +274,70 @@ def train_folds(
         f1 = _span_f1(out["slots"], enc, examples)
         results.append(FoldResult(source, softmax(logits), logits, enc.intent.copy(), enc.texts, f1))
         log(f"left out {source}: {fold_metrics(results[-1])}")
+    return results
+
+
+def teacher_folds(
+    work: Path,
+    data_dir: Path,
+    log_dir: Path | None,
+    *,
+    sources: Sequence[str] = ("clinc", "snips"),
+    seed: int = 7,
+    tiny: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[FoldResult]:
+    """The fine-tuned teacher's own cross-source figures: for each source, the teacher's top
+    layers and heads fine-tuned again as the build fine-tunes them (the same plan, seed, frozen
+    features and hard targets: ``build._teacher_stage``) on the labelled rows of every other
+    origin and all log lines, then scored on the source's held-out split at the argmax. The
+    frozen lower layers are the pretrained encoder's, so no row of the source reaches the fold's
+    teacher. Its weights are kept in ``work`` per source (a rerun scores them again). SGD's labels
+    train no intent head, so for SGD the build's own teacher is the fold (``bench/teacher_figures.py``).
+    ``tiny``: the work directory is a ``--tiny`` build's (built without ``data_dir``)."""
+    from firmware_tools.model import build as b
+    from firmware_tools.model.align import wordpiece_tags
+    from firmware_tools.model.pretrained import default_zip, load_checkpoint
+    from firmware_tools.model.teacher import build_teacher, fit_teacher
+
+    plan = b.plan_for(tiny=tiny)
+    cache = b._StageCache(work, (), log)
+    tmp = Path(tempfile.mkdtemp(prefix="edge-fw-tfolds-"))
+    try:
+        data = b._load_data(tmp, plan, seed, (None if tiny else data_dir, log_dir), log, cache, None)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ckpt = load_checkpoint(default_zip())
+    tv = b._teacher_views(ckpt, data, plan, cache)
+    n = data.n_labelled
+    it_tags = np.stack(
+        [wordpiece_tags(tv.it_tr.offsets[i], e.spans) for i, e in enumerate(data.it_tr.examples[:n])]
+    )
+    slot_w = tv.it_tr.mask[:n] * data.spans_known[:n, None]
+    y = b._teacher_targets(data, it_tags, slot_w, tv.lg_tr.mask.shape, b.N_CLASSES)
+    origins = np.array([getattr(e, "origin", "gen") for e in data.it_tr.examples[:n]])
+    results = []
+    for source in sources:
+        keep = np.concatenate([origins != source, np.ones(len(tv.lg_tr.mask), bool)])
+        teacher = build_teacher(ckpt, plan.teacher, b.N_CLASSES)
+        fold = _FoldCache(cache, f"teacher-{source}", keep)
+        cached = fold.path("teacher", "teacher.weights.h5")
+        if cached is not None:
+            teacher.model.load_weights(cached)
+        else:
+            log(f"teacher without {source}: {int((~keep).sum())} of {n} labelled rows left out")
+            rows = np.flatnonzero(keep)
+            feats = np.concatenate([tv.feats["it_tr"][:n], tv.feats["lg_tr"]])[rows]
+            mask = np.concatenate([tv.it_tr.mask[:n], tv.lg_tr.mask])[rows]
+            fit_teacher(teacher, feats, mask, {h: v[rows] for h, v in y.items()}, seed=seed)
+            del feats
+            teacher.model.save_weights(fold.target("teacher.weights.h5"))
+        examples = eval_split(data_dir, source)
+        gold = encode_intents(data.tok, examples).intent.copy()
+        texts = [e.text for e in examples]
+        logits = b.teacher_text_logits(ckpt, teacher, plan, texts)["intent"]
+        results.append(FoldResult(source, softmax(logits), logits, gold, texts))
+        log(f"teacher, left out {source}: {fold_metrics(results[-1])}")
     return results
 
 
