@@ -118,6 +118,13 @@ def test_a_log_task_may_read_its_own_tokenizer(bundle_copy: Path) -> None:
     finally:
         model.close()
         plain.close()
+    # the runtime chain's warm-up ids stay inside each task's own vocabulary
+    from edge_agent.runtime.chain import warmup_feeds
+
+    manifest["task_tokenizers"]["logs"]["vocab_size"] = 50
+    (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
+    feeds = warmup_feeds(load_bundle(bundle_copy))
+    assert int(feeds["logs"]["ids"].max()) < 50 <= int(feeds["intents"]["ids"].max())
     manifest["task_tokenizers"] = {"logs": {"type": "sentencepiece-unigram"}}
     (bundle_copy / MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match=r"task_tokenizers\['logs'\] needs a file and a max_len"):
