@@ -326,10 +326,10 @@ def teacher_folds(
             teacher.model.load_weights(cached)
         else:
             log(f"teacher without {source}: {int((~keep).sum())} of {n} labelled rows left out")
-            rows = np.flatnonzero(keep)
-            feats = np.concatenate([tv.feats["it_tr"][:n], tv.feats["lg_tr"]])[rows]
-            mask = np.concatenate([tv.it_tr.mask[:n], tv.lg_tr.mask])[rows]
-            fit_teacher(teacher, feats, mask, {h: v[rows] for h, v in y.items()}, seed=seed)
+            kept = keep[:n]  # the log lines all stay
+            feats = np.concatenate([tv.feats["it_tr"][:n][kept], tv.feats["lg_tr"]])
+            mask = np.concatenate([tv.it_tr.mask[:n][kept], tv.lg_tr.mask])
+            fit_teacher(teacher, feats, mask, {h: v[keep] for h, v in y.items()}, seed=seed)
             del feats
             teacher.model.save_weights(fold.target("teacher.weights.h5"))
         examples = eval_split(data_dir, source)

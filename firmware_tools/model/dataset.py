@@ -22,6 +22,7 @@ __all__ = [
     "IntentArrays",
     "LogArrays",
     "bio_tags",
+    "bundle_labels",
     "encode_intents",
     "encode_logs",
     "tag_index",
@@ -31,6 +32,17 @@ __all__ = [
 INTENT_LABELS: tuple[str, ...] = (*INTENTS, OUT_OF_SCOPE)
 SLOT_TAGS: tuple[str, ...] = ("O", *(f"{p}-{s}" for s in SLOTS for p in ("B", "I")))
 _TAG_INDEX = {t: i for i, t in enumerate(SLOT_TAGS)}
+
+
+def bundle_labels() -> dict[str, list[str]]:
+    """A bundle manifest's ``labels``: every head's classes in output order (the student's
+    bundle and the teacher's write the same)."""
+    return {
+        "intents": list(INTENT_LABELS),
+        "slot_tags": list(SLOT_TAGS),
+        "severity": list(SEVERITIES),
+        "category": list(CATEGORIES),
+    }
 
 
 def tag_index() -> dict[str, int]:

@@ -42,9 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry
-from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS
+from firmware_tools.model.dataset import bundle_labels
 
 __all__ = ["Graph", "attach_student_logs", "export_teacher", "write_teacher_bundle"]
 
@@ -253,12 +252,7 @@ def write_teacher_bundle(
         "graphs": graphs,
         # one file computes both tasks (the logs graph's outputs are among its own)
         "fused": {task: {**fused.entry(), "segments": graph} for task, graph in graphs.items()},
-        "labels": {
-            "intents": list(INTENT_LABELS),
-            "slot_tags": list(SLOT_TAGS),
-            "severity": list(SEVERITIES),
-            "category": list(CATEGORIES),
-        },
+        "labels": bundle_labels(),
         "calibration": {"temperature": 1.0, "intent_thresholds": {}, "anomaly_threshold": 0.5},
         "metrics": {},
         "variants": {},
