@@ -191,6 +191,7 @@ def main() -> int:
     distil_extra = bool(built.get("distil_extra"))
     lexical_init = bool(built.get("lexical_init"))
     lexical_width = float(built.get("lexical_width", 1.0))
+    substitute = int(built.get("substitute", 0))
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -210,6 +211,7 @@ def main() -> int:
         distil_extra=distil_extra,
         lexical_init=lexical_init,
         lexical_width=lexical_width,
+        substitute=substitute,
     )
     if args.save:
         np.savez(

@@ -150,5 +150,27 @@ def check_unlabelled_extra_rows_learn_the_teachers_intent_only_when_given() -> N
         make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra, labels[:1]))
 
 
+
+def check_only_the_named_extra_rows_learn_the_teachers_intent() -> None:
+    """``extra_intent_rows``: SGD's texts (sentence only) and substituted texts (intent too) in
+    one set of extra rows; the unnamed rows keep weight 0 on the intent head."""
+    rng = np.random.default_rng(5)
+    intents, logs = _arrays(rng)
+    teacher = _teacher(rng, 5)
+    extra_ids = np.array([[21, 22, 0, 0, 0, 0], [23, 24, 25, 0, 0, 0], [26, 0, 0, 0, 0, 0]], np.int32)
+    rows, extra = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    labels = rng.normal(size=(3, N_CLASSES["intent"])).astype(np.float32)
+    named = np.array([False, True, True])
+    sent = SentenceTargets(rows, extra_ids, extra, labels, named, np.array(["sgd", "clinc", "gen"], object))
+    y = make_targets(intents, logs, teacher, N_CLASSES, sent).y["intent"]
+    np.testing.assert_array_equal(y[5:, 0], [0.0, 1.0, 1.0])
+    assert not y[5, 1:].any()
+    np.testing.assert_array_equal(y[6:, 1], labels[1:].argmax(axis=1))
+    np.testing.assert_array_equal(y[6:, 2:], labels[1:])
+    # every extra row still trains the sentence head
+    sentence = make_targets(intents, logs, teacher, N_CLASSES, sent).y["sentence"]
+    np.testing.assert_array_equal(sentence[5:, 0], [1.0, 1.0, 1.0])
+
+
 if __name__ == "__main__":
     sys.exit(run_checks(globals()))

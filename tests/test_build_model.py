@@ -155,6 +155,8 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode == 2 and "the share must be in (0, 1], got 0" in proc.stderr
     proc = edge_fw(*no, "--lexical-width", "0.5")
     assert proc.returncode != 0 and "--lexical-width needs --lexical-init" in proc.stderr
+    proc = edge_fw(*no, "--substitute", "-5")
+    assert proc.returncode == 2 and "the number must be >= 0, got -5" in proc.stderr
     assert not (tmp_path / "no").exists()
 
 

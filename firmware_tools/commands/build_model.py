@@ -80,6 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "starts from the encoder's (the rest starts random; default 1: all of it)",
     )
     p.add_argument(
+        "--substitute",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="N texts made from the labelled rows by swapping some words for words the pretrained "
+        "encoder finds alike train the students' intent head and sentence embedding on the "
+        "teachers' labels (default: 0, none; with --work the data and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -133,6 +142,17 @@ def _seed(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"seed must be >= 0, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A number of texts: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"the number must be >= 0, got {value}")
     return value
 
 
@@ -214,6 +234,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
         + (", the intent head also on SGD's unlabelled texts" if getattr(args, "distil_extra", False) else "")
         + (", token embedding from the encoder's" if getattr(args, "lexical_init", False) else "")
         + (
+            f", {args.substitute} texts with words swapped for the encoder's neighbours"
+            if getattr(args, "substitute", 0)
+            else ""
+        )
+        + (
             f" on {args.lexical_width:g} of its width"
             if getattr(args, "lexical_init", False) and args.lexical_width != 1.0
             else ""
@@ -282,5 +307,6 @@ def _run(args: argparse.Namespace) -> int:
         distil_extra=args.distil_extra,
         lexical_init=args.lexical_init,
         lexical_width=args.lexical_width,
+        substitute=args.substitute,
     )
     return 0

@@ -112,6 +112,10 @@ class BuildPlan:
     # with ``lexical_init``: the share of the table's width that starts from the lexicon (the
     # rest keeps its random values: pieces alike start close on those coordinates only)
     lexical_width: float = 1.0
+    # texts made from the labelled rows by swapping some of their words for words the pretrained
+    # encoder finds alike (transfer.substitute, lexicon.word_neighbours), labelled by the teachers
+    # as the extra texts are: they train the intent head and the sentence embedding, not the slots
+    n_substitute: int = 0
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -192,6 +196,7 @@ def build(
     distil_extra: bool = False,
     lexical_init: bool = False,
     lexical_width: float = 1.0,
+    substitute: int = 0,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -215,6 +220,8 @@ def build(
     ``lexical_init``: the students' token embedding starts from the pretrained encoder's
     embedding of each piece (``BuildPlan.lexical_init``, ``lexicon.py``), on ``lexical_width`` of
     its width (``BuildPlan.lexical_width``).
+    ``substitute``: that many texts with words swapped for the encoder's neighbours train the
+    students' intent head on the teachers' labels (``BuildPlan.n_substitute``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -225,6 +232,8 @@ def build(
         plan = dataclasses.replace(plan, distil_extra=True)
     if lexical_init:
         plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
+    if substitute:
+        plan = dataclasses.replace(plan, n_substitute=substitute)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -252,6 +261,7 @@ def build(
             **({"distil_extra": True} if distil_extra else {}),
             **({"lexical_init": True} if lexical_init else {}),
             **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
+            **({"substitute": substitute} if substitute else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -547,6 +557,9 @@ def _build_into(
     if plan.distil_extra and sentence is not None and len(sentence.extra_ids):
         sentence.extra_intent = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log)
         soft_tag = (*soft_tag, EXTRA_TAG)
+    if plan.n_substitute and sentence is not None:
+        add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
+        soft_tag = (*soft_tag, substitute_tag(plan))
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
     lexicon = _piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
@@ -674,7 +687,79 @@ def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _St
         if data.sentence_extra
         else np.zeros((0, L), np.int32)
     )
-    return SentenceTargets(rows.astype(np.float32), extra_ids, extra.astype(np.float32))
+    origin = np.full(len(extra_ids), "sgd", dtype=object)
+    return SentenceTargets(rows.astype(np.float32), extra_ids, extra.astype(np.float32), extra_origin=origin)
+
+
+# a substituted text is kept when the encoder's sentence embedding of it is at least this close
+# to its row's (cosine): of build 60's data about a quarter fall below it
+SUBSTITUTE_MIN_COS = 0.8
+
+
+def substitute_tag(plan: BuildPlan) -> str:
+    """The students' key's mark of substituted texts (``BuildPlan.n_substitute``)."""
+    return f"subst{plan.n_substitute}"
+
+
+def substituted_texts(
+    ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache, rows: np.ndarray, seed: int, log: Any
+) -> tuple[list[str], list[str], np.ndarray]:
+    """Up to ``plan.n_substitute`` texts made from the labelled transfer rows by
+    ``transfer.substitute``, each word's neighbours taken among the pretrained encoder's whole
+    words (each embedded alone), and checked by the encoder: a text is kept only if its sentence
+    embedding is within ``SUBSTITUTE_MIN_COS`` of its row's (``rows``, the transfer rows'), which
+    drops most of the swaps that make no sense ("olive the lights"); half again as many are drawn.
+    Returns the texts, the origin of the row each came from, and their sentence embeddings."""
+    from firmware_tools.model.lexicon import encoder_words, word_neighbours
+    from firmware_tools.model.transfer import substitutable_words, substitute
+
+    labelled = data.it_tr.examples[: data.n_labelled]
+    words = encoder_words(ckpt.tokenizer_json)
+    vectors = _encoder_sentences(ckpt, words, cache, max_len=16).astype(np.float32)
+    near = word_neighbours(words, vectors, substitutable_words(labelled))
+    drawn = substitute(labelled, plan.n_substitute * 3 // 2, seed + 13, near)
+    emb = _encoder_sentences(ckpt, [t for _, t in drawn], cache).astype(np.float32)
+    src = np.array([i for i, _ in drawn], np.int64)
+    close = np.flatnonzero(np.einsum("ij,ij->i", emb, rows[src]) >= SUBSTITUTE_MIN_COS)[: plan.n_substitute]
+    log(
+        f"substitution: {len(near)} words with neighbours; {len(drawn)} texts drawn, "
+        f"{len(close)} kept (sentence embedding within {SUBSTITUTE_MIN_COS} of their row's)"
+    )
+    texts = [drawn[k][1] for k in close]
+    origins = [str(getattr(labelled[src[k]], "origin", "gen")) for k in close]
+    return texts, origins, emb[close]
+
+
+def add_substituted(
+    sentence: Any,
+    ckpt: Checkpoint,
+    teacher: Teacher,
+    plan: BuildPlan,
+    data: _Data,
+    cache: _StageCache,
+    second: SecondTeacher | None,
+    mpnet_dir: Path | None,
+    seed: int,
+    log: Any,
+) -> None:
+    """Append the substituted texts (``substituted_texts``) to ``sentence``'s extra rows with
+    their sentence targets and the teachers' intent logits; the extra rows already there keep
+    what they trained (the intent head only with ``--distil-extra``)."""
+    texts, origins, emb = substituted_texts(ckpt, data, plan, cache, sentence.rows, seed, log)
+    logits = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log, texts)
+    ids = np.stack([data.tok.encode(t).ids for t in texts]).astype(np.int32)
+    old = len(sentence.extra_ids)
+    if sentence.extra_intent is None:
+        before, trained = np.zeros((old, logits.shape[1]), np.float32), np.zeros(old, bool)
+    else:
+        before = sentence.extra_intent
+        trained = np.ones(old, bool) if sentence.extra_intent_rows is None else sentence.extra_intent_rows
+    origin = sentence.extra_origin if sentence.extra_origin is not None else np.full(old, "sgd", dtype=object)
+    sentence.extra_ids = np.concatenate([sentence.extra_ids, ids])
+    sentence.extra = np.concatenate([sentence.extra, emb])
+    sentence.extra_intent = np.concatenate([before, logits])
+    sentence.extra_intent_rows = np.concatenate([trained, np.ones(len(ids), bool)])
+    sentence.extra_origin = np.concatenate([origin, np.array(origins, dtype=object)])
 
 
 def _extra_intent_logits(
@@ -686,11 +771,13 @@ def _extra_intent_logits(
     second: SecondTeacher | None,
     mpnet_dir: Path | None,
     log: Any,
+    texts: Sequence[str] | None = None,
 ) -> np.ndarray:
     """The teachers' intent logits of the extra texts (``data.sentence_extra``, SGD's unlabelled
-    training texts): the fine-tuned teacher's, with the second teacher's head mixed in as for the
-    transfer rows. Kept beside the teacher's weights under the texts and the mixture."""
-    texts = data.sentence_extra
+    training texts, unless ``texts`` are given): the fine-tuned teacher's, with the second
+    teacher's head mixed in as for the transfer rows. Kept beside the teacher's weights under the
+    texts and the mixture."""
+    texts = data.sentence_extra if texts is None else texts
     mix = ("mpnet", plan.mpnet_weight) if second is not None else ()
     key = hashlib.sha256(repr(("extra-intent", mix)).encode())
     for t in texts:
@@ -724,18 +811,20 @@ def _piece_vectors(ckpt: Checkpoint, tok: Tokenizer, cache: _StageCache) -> np.n
     return piece_vectors(piece_texts(tok), lambda texts: _encoder_sentences(ckpt, texts, cache))
 
 
-def _encoder_sentences(ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache) -> np.ndarray:
+def _encoder_sentences(
+    ckpt: Checkpoint, texts: Sequence[str], cache: _StageCache, max_len: int = 64
+) -> np.ndarray:
     from firmware_tools.model.teacher import sentence_embeddings
 
     if not texts:
         return np.zeros((0, ckpt.config.width), np.float16)
-    key = hashlib.sha256(repr((_encoder_id(ckpt.source), "sentence", 64)).encode())
+    key = hashlib.sha256(repr((_encoder_id(ckpt.source), "sentence", max_len)).encode())
     for t in texts:
         key.update(t.encode("utf-8", "replace") + b"\n")
     path = cache.root / f"sentences-{key.hexdigest()[:16]}.npy"
     if path.exists():
         return np.load(path)
-    out = sentence_embeddings(ckpt, list(texts))
+    out = sentence_embeddings(ckpt, list(texts), max_len=max_len)
     np.save(path, out)
     return out
 

@@ -160,6 +160,7 @@ def run_folds(
     distil_extra: bool = False,
     lexical_init: bool = False,
     lexical_width: float = 1.0,
+    substitute: int = 0,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -168,13 +169,16 @@ def run_folds(
     ``--distil-extra`` (the extra texts' labels are the build's own, read from ``work``: the
     fine-tuned teacher saw every source, and so did the second teacher's head that labels them).
     ``lexical_init``, ``lexical_width``: the build's ``--lexical-init`` and ``--lexical-width``
-    (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``)."""
+    (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``). ``substitute``: the build's
+    ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
     plan = b.plan_for(tiny=False)
     if lexical_init:
         plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
+    if substitute:
+        plan = dataclasses.replace(plan, n_substitute=substitute)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
@@ -193,13 +197,16 @@ def run_folds(
         b._relabel_from_teacher(data, t_logits)
     ckpt = load_checkpoint(default_zip())
     sentence = b._sentence_targets(ckpt, data, plan, cache) if plan.sentence_dim else None
-    if distil_extra and sentence is not None and len(sentence.extra_ids):
+    if sentence is not None and ((distil_extra and len(sentence.extra_ids)) or plan.n_substitute):
         from firmware_tools.model.build import teacher_from_work
 
         teacher = teacher_from_work(ckpt, plan, cache)
-        sentence.extra_intent = b._extra_intent_logits(
-            ckpt, teacher, plan, data, cache, second, mpnet_dir, log
-        )
+        if distil_extra and len(sentence.extra_ids):
+            sentence.extra_intent = b._extra_intent_logits(
+                ckpt, teacher, plan, data, cache, second, mpnet_dir, log
+            )
+        if plan.n_substitute:
+            b.add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
     base = b.student_base(plan, data.tok.vocab_size)
     lexicon = b._piece_vectors(ckpt, data.tok, cache) if lexical_init else None
     return train_folds(
@@ -249,22 +256,15 @@ def train_folds(
         if second is not None:
             aug = np.flatnonzero(keep) >= data.n_labelled
             it.intent[aug] = teacher["intent"][: len(it.intent)][aug].argmax(-1)
-        sent = sentence
-        if sentence is not None:
-            from firmware_tools.model.train import SentenceTargets
-
-            drop_extra = source == "sgd" and retrain_sgd
-            extra_intent = sentence.extra_intent
-            sent = SentenceTargets(
-                sentence.rows[keep],
-                sentence.extra_ids[:0] if drop_extra else sentence.extra_ids,
-                sentence.extra[:0] if drop_extra else sentence.extra,
-                None if extra_intent is None else extra_intent[:0] if drop_extra else extra_intent,
-            )
+        sent = sentence if sentence is None or train_all else _fold_sentence(sentence, source, keep)
         targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
-        tag = (*(second.tag if second else ()), *((b.EXTRA_TAG,) if _extra_kd(sent) else ()))
+        tag = (
+            *(second.tag if second else ()),
+            *((b.EXTRA_TAG,) if _extra_kd(sent) else ()),
+            *((b.substitute_tag(plan),) if _substituted(sent) else ()),
+        )
         trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, tag, student_seed, lexicon)
         net = trainer("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
@@ -341,9 +341,49 @@ def teacher_folds(
     return results
 
 
+def _fold_sentence(sentence: Any, source: str, keep: np.ndarray) -> Any:
+    """The sentence targets of the fold that leaves ``source`` out: the transfer rows ``keep``
+    names, and the extra rows whose origin is another source (SGD's texts go when SGD is left
+    out, the substituted copies of a source's rows with it)."""
+    origin = _origins(sentence)
+    kept = origin != source
+    rows = sentence.extra_intent_rows
+    return dataclasses.replace(
+        sentence,
+        rows=sentence.rows[keep],
+        extra_ids=sentence.extra_ids[kept],
+        extra=sentence.extra[kept],
+        extra_intent=None if sentence.extra_intent is None else sentence.extra_intent[kept],
+        extra_intent_rows=None if rows is None else rows[kept],
+        extra_origin=origin[kept],
+    )
+
+
+def _trained_extra(sentence: Any) -> np.ndarray:
+    """Per extra row: whether it trains the intent head."""
+    if sentence is None or sentence.extra_intent is None:
+        return np.zeros(0 if sentence is None else len(sentence.extra_ids), bool)
+    if sentence.extra_intent_rows is None:
+        return np.ones(len(sentence.extra_ids), bool)
+    return np.asarray(sentence.extra_intent_rows, bool)
+
+
+def _origins(sentence: Any) -> np.ndarray:
+    if sentence.extra_origin is None:
+        return np.full(len(sentence.extra_ids), "sgd", dtype=object)
+    return np.asarray(sentence.extra_origin, dtype=object)
+
+
 def _extra_kd(sentence: Any) -> bool:
-    """Whether the extra texts train the intent head (the same students' key as the build's)."""
-    return sentence is not None and sentence.extra_intent is not None and len(sentence.extra_ids) > 0
+    """Whether SGD's extra texts train the intent head (the same students' key as the build's)."""
+    trained = _trained_extra(sentence)
+    return bool(trained.any() and (trained & (_origins(sentence) == "sgd")).any())
+
+
+def _substituted(sentence: Any) -> bool:
+    """Whether substituted texts (``BuildPlan.n_substitute``) train the intent head."""
+    trained = _trained_extra(sentence)
+    return bool(trained.any() and (trained & (_origins(sentence) != "sgd")).any())
 
 
 def _span_f1(slot_logits: np.ndarray, enc: IntentArrays, examples: Sequence[Any]) -> float:

@@ -8,6 +8,9 @@ pretrained encoder (its sentence embedding of the piece's text, ``teacher.senten
 and the student's token table starts from those vectors' leading principal components, so that
 pieces the encoder finds alike start close together (``BuildPlan.lexical_init``). Training then
 moves the table as it would have moved a random one.
+
+The same vectors give each word of the transfer rows its nearest words among the encoder's own
+vocabulary (``word_neighbours``), which ``transfer.substitute`` swaps in (``BuildPlan.n_substitute``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["initial_table", "piece_texts", "piece_vectors"]
+__all__ = ["encoder_words", "initial_table", "piece_texts", "piece_vectors", "word_neighbours"]
+
+# a word's neighbours for ``transfer.substitute``: at most this many, each at least this close
+# (cosine of the encoder's embeddings of the two words alone: "movie"/"film" 0.84, "lights"/"lamps"
+# 0.77, "turn"/"flip" 0.63, "please"/"need" 0.57)
+NEIGHBOURS = 8
+NEIGHBOUR_MIN_COS = 0.6
 
 _WORD_START = "\u2581"  # sentencepiece's mark of a word's first piece
 
@@ -72,3 +81,47 @@ def initial_table(vectors: np.ndarray, table: np.ndarray, width: float = 1.0) ->
     rows = np.flatnonzero(has)
     out[rows, :d] = proj.astype(np.float32)
     return out
+
+
+def encoder_words(tokenizer_json: str) -> list[str]:
+    """The whole words of the pretrained encoder's word-piece vocabulary (``Checkpoint.tokenizer_json``):
+    ASCII letters only, two or more, sorted (about 21,700 for all-MiniLM-L6-v2)."""
+    import json
+
+    vocab = json.loads(tokenizer_json)["model"]["vocab"]
+    return sorted(w for w in vocab if w.isascii() and w.isalpha() and len(w) >= 2)
+
+
+def word_neighbours(
+    words: list[str],
+    vectors: np.ndarray,
+    wanted: set[str],
+    k: int = NEIGHBOURS,
+    min_cos: float = NEIGHBOUR_MIN_COS,
+    chunk: int = 2048,
+) -> dict[str, list[str]]:
+    """For each word of ``wanted`` that is in ``words`` (whose unit vectors are ``vectors``, by
+    row), its ``k`` nearest other words at cosine ``min_cos`` or more, nearest first, leaving out
+    forms of the same word ("turned", "turns" for "turn": ``_same_stem``); words without one are
+    left out. Only the ``3 k`` nearest are looked at."""
+    index = {w: i for i, w in enumerate(words)}
+    rows = sorted(index[w] for w in wanted if w in index)
+    unit = np.asarray(vectors, np.float32)
+    out: dict[str, list[str]] = {}
+    for s in range(0, len(rows), chunk):
+        part = rows[s : s + chunk]
+        sims = unit[part] @ unit.T
+        sims[np.arange(len(part)), part] = -1.0
+        top = np.argsort(-sims, axis=1)[:, : 3 * k]
+        for r, (i, cand) in enumerate(zip(part, top, strict=True)):
+            near = [words[j] for j in cand if sims[r, j] >= min_cos and not _same_stem(words[i], words[j])]
+            if near:
+                out[words[i]] = near[:k]
+    return out
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Whether two words start alike for four letters (or the whole of a shorter one): another
+    form of the word more often than another word ("lights"/"lighting", "hot"/"hotter")."""
+    n = min(4, len(a), len(b))
+    return a[:n] == b[:n]

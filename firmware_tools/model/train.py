@@ -105,15 +105,22 @@ class SentenceTargets:
     extra_ids: np.ndarray  # (n_extra, L)
     extra: np.ndarray  # (n_extra, E)
     # the teachers' intent logits of the extra texts (n_extra, I): with them the extra rows also
-    # train the intent head, on these soft labels and their argmax (BuildPlan.distil_extra)
+    # train the intent head, on these soft labels and their argmax (BuildPlan.distil_extra,
+    # BuildPlan.n_substitute)
     extra_intent: np.ndarray | None = None
+    # which extra rows train the intent head (n_extra,) bool; None: all, when extra_intent is set
+    extra_intent_rows: np.ndarray | None = None
+    # the source each extra row comes from (n_extra,): "sgd" for SGD's texts, a substituted
+    # text its row's origin; the cross-source folds leave a source's rows out (None: all "sgd")
+    extra_origin: np.ndarray | None = None
 
 
 def _with_sentence(
     ids: np.ndarray, y: dict[str, np.ndarray], sent: SentenceTargets, ni: int, nl: int
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Add the sentence head's packed targets ``[weight, embedding...]`` and the extra rows
-    (weight 0 on every other head, but the intent head's when ``sent.extra_intent`` is set)."""
+    (weight 0 on every other head, but the intent head's on the rows ``sent.extra_intent_rows``
+    names, or on all of them, when ``sent.extra_intent`` is set)."""
     ne, dim = len(sent.extra_ids), sent.rows.shape[1]
     w = np.concatenate([np.ones(ni), np.zeros(nl), np.ones(ne)]).astype(np.float32)
     emb = np.concatenate([sent.rows, np.zeros((nl, dim), np.float32), sent.extra]).astype(np.float32)
@@ -122,9 +129,13 @@ def _with_sentence(
         if sent.extra_intent.shape != (ne, y["intent"].shape[1] - 2):
             raise ValueError(f"extra_intent is {sent.extra_intent.shape}, expected ({ne}, intents)")
         soft = sent.extra_intent.astype(np.float32)
-        out["intent"][ni + nl :] = np.concatenate(
+        rows = np.ones(ne, bool)
+        if sent.extra_intent_rows is not None:
+            rows = np.asarray(sent.extra_intent_rows, bool)
+        block = np.concatenate(
             [np.ones((ne, 1), np.float32), soft.argmax(axis=1)[:, None].astype(np.float32), soft], axis=1
         )
+        out["intent"][ni + nl :][rows] = block[rows]
     out["sentence"] = np.concatenate([w[:, None], emb], axis=1)
     return np.concatenate([ids, sent.extra_ids]), out
 

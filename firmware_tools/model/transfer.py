@@ -5,6 +5,11 @@ Two kinds, both never inside a slot span (the spans move with the text and stay 
 - ``augment``: drops a word, swaps two neighbouring words or adds a filler ("um", "could you",
   "please"). Its labels are the teacher's (``build.py`` replaces the hard labels of these rows
   with the teacher's argmax), since dropping "off" from "turn off the fan" changes its meaning.
+- ``substitute``: words the rows use swapped for words the pretrained encoder finds alike
+  (``lexicon.word_neighbours``: "film" for "movie", "tunes" for "music", "chilly" for "cold"),
+  so that the student meets words and phrasing the generator and the corpora lack. The meaning
+  may change ("closed" for "open"), so only the teachers label these texts; they train the
+  intent head and the sentence embedding, not the slots (``BuildPlan.n_substitute``).
 - ``restyle``: the way people talk to a speaker, which keeps the meaning and so the gold labels:
   a wake word or the assistant's name in front, a sentence of greeting or circumstance before
   the request ("hi.", "i'm heading out in a bit."), politeness and hedges around a command, a
@@ -18,12 +23,16 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["augment", "restyle"]
+__all__ = ["augment", "restyle", "substitute"]
 
 _WORD = re.compile(r"\S+")
+_LETTERS = re.compile(r"[A-Za-z]+")
+# share of a row's replaceable words that ``substitute`` replaces (at least one); TinyBERT's
+# augmentation replaced 0.4 of the words of each sentence
+SUBSTITUTE_SHARE = 0.3
 # share of restyled rows with a sentence said before the request (``_PREAMBLES``); 0 in build 27
 # (at 0 no random draw is spent on them), 0.15 again from build 28 on: build 27 without them lost
 # as many of SGD's out-of-scope requests as build 26 with them, and fewer in-scope gains; build 29
@@ -202,4 +211,51 @@ def restyle(examples: Sequence[Any], n: int, seed: int) -> list[Any]:
         new = _restyle_one(ex, rng)
         if new.text != ex.text and new.text.strip():
             out.append(new)
+    return out
+
+
+def substitutable_words(examples: Sequence[Any]) -> set[str]:
+    """The lower-case words of the examples that ``substitute`` may replace: letters only, three
+    or more, outside every slot span."""
+    out: set[str] = set()
+    for ex in examples:
+        for m in _LETTERS.finditer(ex.text):
+            if len(m.group()) >= 3 and all(m.end() <= s or m.start() >= e for s, e, _ in ex.spans):
+                out.add(m.group().lower())
+    return out
+
+
+def _substitute_one(ex: Any, neighbours: Mapping[str, Sequence[str]], rng: random.Random) -> str:
+    spots = [
+        m
+        for m in _LETTERS.finditer(ex.text)
+        if neighbours.get(m.group().lower()) and all(m.end() <= s or m.start() >= e for s, e, _ in ex.spans)
+    ]
+    if not spots:
+        return str(ex.text)
+    chosen = [m for m in spots if rng.random() < SUBSTITUTE_SHARE] or [rng.choice(spots)]
+    out, pos = [], 0
+    for m in chosen:
+        word = rng.choice(neighbours[m.group().lower()])
+        if m.group()[0].isupper():
+            word = word[0].upper() + word[1:]
+        out += [ex.text[pos : m.start()], word]
+        pos = m.end()
+    out.append(ex.text[pos:])
+    return "".join(out)
+
+
+def substitute(
+    examples: Sequence[Any], n: int, seed: int, neighbours: Mapping[str, Sequence[str]]
+) -> list[tuple[int, str]]:
+    """``n`` texts (fewer where a draw changes nothing), each a randomly chosen example with some
+    of its words outside slot spans replaced by one of their ``neighbours`` (lower-case word ->
+    replacements): (index of the example, text)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        i = rng.randrange(len(examples))
+        text = _substitute_one(examples[i], neighbours, rng)
+        if text != examples[i].text:
+            out.append((i, text))
     return out
