@@ -692,7 +692,7 @@ def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _St
 
 
 # a substituted text is kept when the encoder's sentence embedding of it is at least this close
-# to its row's (cosine): of build 60's data about a quarter fall below it
+# to its row's (cosine): of 300 drawn from generated rows about a quarter fell below it
 SUBSTITUTE_MIN_COS = 0.8
 
 
