@@ -9,8 +9,9 @@ and the student's token table starts from those vectors' leading principal compo
 pieces the encoder finds alike start close together (``BuildPlan.lexical_init``). Training then
 moves the table as it would have moved a random one.
 
-The same vectors give each word of the transfer rows its nearest words among the encoder's own
-vocabulary (``word_neighbours``), which ``transfer.substitute`` swaps in (``BuildPlan.n_substitute``).
+The same kind of vectors (each word embedded alone) give each word of the transfer rows its
+nearest words among the encoder's own vocabulary (``word_neighbours``), which
+``transfer.substitute`` swaps in (``BuildPlan.n_substitute``).
 """
 
 from __future__ import annotations
