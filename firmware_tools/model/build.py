@@ -23,7 +23,7 @@ from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry, load_bundle
 from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data import logs as log_data
-from firmware_tools.model.cross_source import choose_calibration, fold_metrics
+from firmware_tools.model.cross_source import choose_calibration, extra_origins, fold_metrics, trained_extra
 from firmware_tools.model.dataset import (
     INTENT_LABELS,
     SLOT_TAGS,
@@ -748,13 +748,10 @@ def add_substituted(
     texts, origins, emb = substituted_texts(ckpt, data, plan, cache, sentence.rows, seed, log)
     logits = _extra_intent_logits(ckpt, teacher, plan, data, cache, second, mpnet_dir, log, texts)
     ids = np.stack([data.tok.encode(t).ids for t in texts]).astype(np.int32)
-    old = len(sentence.extra_ids)
-    if sentence.extra_intent is None:
-        before, trained = np.zeros((old, logits.shape[1]), np.float32), np.zeros(old, bool)
-    else:
-        before = sentence.extra_intent
-        trained = np.ones(old, bool) if sentence.extra_intent_rows is None else sentence.extra_intent_rows
-    origin = sentence.extra_origin if sentence.extra_origin is not None else np.full(old, "sgd", dtype=object)
+    trained, origin = trained_extra(sentence), extra_origins(sentence)
+    before = sentence.extra_intent
+    if before is None:
+        before = np.zeros((len(sentence.extra_ids), logits.shape[1]), np.float32)
     sentence.extra_ids = np.concatenate([sentence.extra_ids, ids])
     sentence.extra = np.concatenate([sentence.extra, emb])
     sentence.extra_intent = np.concatenate([before, logits])

@@ -345,7 +345,7 @@ def _fold_sentence(sentence: Any, source: str, keep: np.ndarray) -> Any:
     """The sentence targets of the fold that leaves ``source`` out: the transfer rows ``keep``
     names, and the extra rows whose origin is another source (SGD's texts go when SGD is left
     out, the substituted copies of a source's rows with it)."""
-    origin = _origins(sentence)
+    origin = extra_origins(sentence)
     kept = origin != source
     rows = sentence.extra_intent_rows
     return dataclasses.replace(
@@ -359,8 +359,8 @@ def _fold_sentence(sentence: Any, source: str, keep: np.ndarray) -> Any:
     )
 
 
-def _trained_extra(sentence: Any) -> np.ndarray:
-    """Per extra row: whether it trains the intent head."""
+def trained_extra(sentence: Any) -> np.ndarray:
+    """Per extra row of ``sentence`` (``train.SentenceTargets``): whether it trains the intent head."""
     if sentence is None or sentence.extra_intent is None:
         return np.zeros(0 if sentence is None else len(sentence.extra_ids), bool)
     if sentence.extra_intent_rows is None:
@@ -368,7 +368,8 @@ def _trained_extra(sentence: Any) -> np.ndarray:
     return np.asarray(sentence.extra_intent_rows, bool)
 
 
-def _origins(sentence: Any) -> np.ndarray:
+def extra_origins(sentence: Any) -> np.ndarray:
+    """Per extra row of ``sentence``: the source it comes from (SGD's texts when none is recorded)."""
     if sentence.extra_origin is None:
         return np.full(len(sentence.extra_ids), "sgd", dtype=object)
     return np.asarray(sentence.extra_origin, dtype=object)
@@ -376,14 +377,14 @@ def _origins(sentence: Any) -> np.ndarray:
 
 def _extra_kd(sentence: Any) -> bool:
     """Whether SGD's extra texts train the intent head (the same students' key as the build's)."""
-    trained = _trained_extra(sentence)
-    return bool(trained.any() and (trained & (_origins(sentence) == "sgd")).any())
+    trained = trained_extra(sentence)
+    return bool(trained.any() and (trained & (extra_origins(sentence) == "sgd")).any())
 
 
 def _substituted(sentence: Any) -> bool:
     """Whether substituted texts (``BuildPlan.n_substitute``) train the intent head."""
-    trained = _trained_extra(sentence)
-    return bool(trained.any() and (trained & (_origins(sentence) != "sgd")).any())
+    trained = trained_extra(sentence)
+    return bool(trained.any() and (trained & (extra_origins(sentence) != "sgd")).any())
 
 
 def _span_f1(slot_logits: np.ndarray, enc: IntentArrays, examples: Sequence[Any]) -> float:
