@@ -17,6 +17,10 @@ another intent; then every in-scope row's totals and the out-of-scope rows rejec
 Then the same totals for the in-scope rows that stand on their own and for those that lean on an
 earlier turn (``firmware_tools.data.sgd.refers_back``: "yes, please play it", "4th of march in
 marshall"), which a single-utterance agent cannot serve.
+Then the place slot: of the in-scope weather rows with one ``city`` span, the share whose
+``name`` slot equals the city (case and punctuation aside, as ``bench/intents_real_dev.py``
+compares), over all of them and over those given ``HassGetWeather``. No slot of SGD trained
+the model or shaped a rule, so this is a cross-source slot figure (issue 31, item 6).
 ``--show N`` prints up to N rejected rows per group. ``--against DIR`` runs the same rows through a
 second bundle and pairs the two per request (in scope and out of scope apart).
 
@@ -31,12 +35,15 @@ import collections
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._cli import print_paired, run_lines  # noqa: E402
-from firmware_tools.data.sgd import mapped_sgd, refers_back  # noqa: E402
+from bench.intents_real_dev import slot_equal  # noqa: E402
+from firmware_tools.data.intents import IntentExample  # noqa: E402
+from firmware_tools.data.sgd import SgdRow, mapped_sgd, refers_back  # noqa: E402
 
 HOME = ROOT / "tests" / "data" / "home_example.yaml"
 KINDS = (
@@ -55,6 +62,32 @@ def _print_totals(title: str, c: collections.Counter[str]) -> None:
     print(
         f"{title}: {c['rows']} rows, {100 * c['right'] / n:.2f}% recognized, "
         f"{100 * c['rejected'] / n:.2f}% rejected, {100 * c['other'] / n:.2f}% another intent"
+    )
+
+
+def place_of(row: SgdRow, ex: IntentExample) -> str | None:
+    """The city a weather row names, when it names exactly one (None otherwise)."""
+    cities = [value for slot, value in row.values if slot == "city"]
+    return cities[0] if ex.intent == "HassGetWeather" and len(cities) == 1 else None
+
+
+def _print_places(sgd_rows: list[SgdRow], rows: list[IntentExample], out: list[dict[str, Any]]) -> None:
+    right = right_of_recognized = recognized = total = 0
+    for row, ex, got in zip(sgd_rows, rows, out, strict=True):
+        city = place_of(row, ex)
+        if city is None:
+            continue
+        name = (got.get("slots") or {}).get("name")
+        ok = isinstance(name, dict) and slot_equal(city, name.get("value"))
+        total += 1
+        right += ok
+        if got.get("intent") == ex.intent:
+            recognized += 1
+            right_of_recognized += ok
+    print(
+        f"place slot (weather rows naming one city): {100 * right / max(1, total):.2f}% ({right}/{total}); "
+        f"of those recognized: {100 * right_of_recognized / max(1, recognized):.2f}% "
+        f"({right_of_recognized}/{recognized})"
     )
 
 
@@ -106,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_totals("in scope, standing on their own", standing[False])
     _print_totals("in scope, leaning on an earlier turn", standing[True])
     print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
+    _print_places([row for row, _ in mapped], rows, out)
     if args.against:
         other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)
         print(f"== paired, per request: a = {args.bundle or 'shipped'}, b = {args.against}")

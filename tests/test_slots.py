@@ -9,6 +9,7 @@ import pytest
 
 from edge_agent.nlu.home import Home
 from edge_agent.nlu.slots import build_slots
+from edge_agent.nlu.slots.spans import trim_span_edges
 from edge_agent.records.intent import Span
 
 HOME = Home.load(Path(__file__).parent / "data" / "home_example.yaml")
@@ -498,3 +499,37 @@ def test_a_home_entity_named_like_its_device_class_is_found_by_its_name() -> Non
     # a single device word stays a kind of device, never an entity that happens to bear it
     got = values("turn on the light", "HassTurnOn", ("light", "domain"))
     assert got == {"domain": "light"}
+
+
+def test_free_text_spans_lose_joining_words_at_their_edges() -> None:
+    # a tagger that runs a value into the next word: "and", "from", "did" end no title or place
+    text = "what is the forecast in Nicodemus and nearby"
+    assert values(text, "HassGetWeather", ("Nicodemus and", "name")) == {"name": "Nicodemus"}
+    text = "play something by Duke Ellington from the seventies"
+    got = values(text, "HassMediaSearchAndPlay", ("Duke Ellington from", "search_query"))
+    assert got["search_query"] == "Duke Ellington"
+    text = "play the song called amazing grace"
+    got = values(text, "HassMediaSearchAndPlay", ("called amazing grace", "search_query"))
+    assert got["search_query"] == "amazing grace"
+    text = "please play something catchy"
+    got = values(text, "HassMediaSearchAndPlay", ("something catchy", "search_query"))
+    assert got["search_query"] == "catchy"
+
+
+def test_edge_trimming_keeps_titles_and_names_that_end_like_that() -> None:
+    # the words dropped are only joining words; a title's own last word stays, and a span is
+    # never emptied
+    for title in ("The Who", "Carry On", "Let It Be"):
+        text = f"play {title}"
+        got = values(text, "HassMediaSearchAndPlay", (title, "search_query"))
+        assert got["search_query"] == title
+    text = "add milk to my to do list"
+    got = values(text, "HassListAddItem", ("milk", "item"), ("to do", "name"))
+    assert got == {"item": "milk", "name": "to do"}
+    text = "play from"
+    alone = spans(text, ("from", "search_query"))
+    assert trim_span_edges(text, alone) == alone
+    # slots that are not free text are left to their own rules
+    text = "set the lights to 50 and"
+    tagged = spans(text, ("50 and", "brightness"))
+    assert trim_span_edges(text, tagged) == tagged

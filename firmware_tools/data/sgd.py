@@ -92,6 +92,7 @@ class SgdRow:
     service: str
     intent: str
     spans: int = 0  # how many slot spans the row carries
+    values: tuple[tuple[str, str], ...] = ()  # (slot, value) of each span, in the row's order
 
     @property
     def family(self) -> str:
@@ -112,9 +113,9 @@ def _rows(data_dir: Path, split: SgdSplit) -> list[SgdRow]:
                 spans = obj.get("spans") or []
                 if not isinstance(spans, list):
                     raise TypeError("spans is not a list")
-                rows.append(
-                    SgdRow(str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"]), len(spans))
-                )
+                values = tuple((str(sp["slot"]), str(sp["value"])) for sp in spans)
+                text, service, intent = str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"])
+                rows.append(SgdRow(text, service, intent, len(spans), values))
             except (ValueError, KeyError, TypeError) as exc:
                 raise SgdError(f"{path}:{n}: not an SGD row ({exc})") from exc
     return rows

@@ -19,6 +19,7 @@ from edge_agent.nlu.slots.spans import (
     repair_names,
     snap_to_words,
     timer_spans,
+    trim_span_edges,
 )
 from edge_agent.nlu.slots.words import (
     AWAY_WORDS,
@@ -62,6 +63,7 @@ def build_slots(
     spans = snap_to_words(text, spans)
     if not repair:
         return _normalized_only(text, intent, spans, home, context_area)
+    spans = trim_span_edges(text, spans)
     if home is not None:
         spans = repair_names(text, intent, list(spans), home)
     if intent in TIMER_INTENTS:

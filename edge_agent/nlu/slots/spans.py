@@ -258,6 +258,51 @@ _JOINABLE = frozenset(
 )  # fmt: skip
 
 
+# slots whose value is free text (a title, a place, a thing to buy, a name): what edge words
+# ``trim_span_edges`` may drop
+_FREE_TEXT = frozenset(("search_query", "name", "item", "area", "floor", "timer_name"))
+# words that join a value to the rest of the sentence and never end a name, title or place in
+# a request ("... in Springfield and nearby", "play Anna Berg from the nineties", "anything Joe did")
+_NEVER_LAST = frozenset(
+    (
+        "and", "or", "but", "nor", "from", "by", "with", "of", "the", "a", "an", "to", "for", "near",
+        "did",
+    )
+)  # fmt: skip
+# words that introduce a value and are not part of it ("the song called ...", "a list named ...")
+_NEVER_FIRST = frozenset(("called", "named", "titled", "entitled"))
+# for a query, words that stand for "some item of what follows" ("something catchy")
+_QUERY_FILLER_FIRST = frozenset(("something", "anything"))
+_WORD_SPAN = re.compile(r"\S+")
+
+
+def _edge_word(text: str, bounds: tuple[int, int]) -> str:
+    return text[bounds[0] : bounds[1]].lower().strip(".,;:!?\"'")
+
+
+def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
+    """A free-text span does not begin with a word that introduces its value ("called", "named")
+    nor end with one that joins it to the rest of the sentence ("and", "from", "did"): those words
+    are dropped from its edges, never its last word."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.slot not in _FREE_TEXT:
+            out.append(sp)
+            continue
+        found = _WORD_SPAN.finditer(text, sp.start, sp.end)
+        words = [(m.start(), m.end()) for m in found]
+        first = _NEVER_FIRST | (_QUERY_FILLER_FIRST if sp.slot == "search_query" else frozenset())
+        while len(words) > 1 and _edge_word(text, words[0]) in first:
+            words.pop(0)
+        while len(words) > 1 and _edge_word(text, words[-1]) in _NEVER_LAST:
+            words.pop()
+        if not words:
+            out.append(sp)
+            continue
+        out.append(Span(words[0][0], words[-1][1], sp.slot, sp.confidence))
+    return out
+
+
 def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
     """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words;
     pieces that then overlap are merged (same slot) or the one that covered more text wins."""
