@@ -9,7 +9,7 @@ import pytest
 
 from edge_agent.nlu.home import Home
 from edge_agent.nlu.slots import build_slots
-from edge_agent.nlu.slots.spans import trim_span_edges
+from edge_agent.nlu.slots.spans import grow_names_right, trim_span_edges
 from edge_agent.records.intent import Span
 
 HOME = Home.load(Path(__file__).parent / "data" / "home_example.yaml")
@@ -533,3 +533,31 @@ def test_edge_trimming_keeps_titles_and_names_that_end_like_that() -> None:
     text = "set the lights to 50 and"
     tagged = spans(text, ("50 and", "brightness"))
     assert trim_span_edges(text, tagged) == tagged
+
+
+def test_cut_short_places_and_titles_take_the_capitalized_words_after_them() -> None:
+    text = "will it be warmer in North Korea at seven"
+    assert values(text, "HassGetWeather", ("North", "name")) == {"name": "North Korea"}
+    text = "open the app and play Ben Burnley Ready To Die"
+    got = values(text, "HassMediaSearchAndPlay", ("Ben Burnley Ready", "search_query"))
+    assert got["search_query"] == "Ben Burnley Ready To Die"
+
+
+def test_name_growth_stops_at_days_lower_case_other_slots_and_title_case() -> None:
+    text = "what is the weather in Paris Monday"
+    assert values(text, "HassGetWeather", ("Paris", "name")) == {"name": "Paris"}
+    text = "what is the weather in Paris and nearby"
+    assert values(text, "HassGetWeather", ("Paris", "name")) == {"name": "Paris"}
+    # a device name is the home's business, not grown from capitals
+    text = "turn on the Floor Lamp Now"
+    tagged = spans(text, ("Floor", "name"))
+    assert grow_names_right(text, "HassTurnOn", tagged) == tagged
+    # every word capitalized: capitals say nothing about where the place ends
+    text = "What Is The Weather In Paris Tomorrow Morning"
+    tagged = spans(text, ("Paris", "name"))
+    assert grow_names_right(text, "HassGetWeather", tagged) == tagged
+    # a word another slot holds stays that slot's
+    text = "play Abbey Road Kitchen speaker"
+    tagged = spans(text, ("Abbey", "search_query"), ("Kitchen", "area"))
+    grown = grow_names_right(text, "HassMediaSearchAndPlay", tagged)
+    assert text[grown[0].start : grown[0].end] == "Abbey Road" and grown[1] == tagged[1]

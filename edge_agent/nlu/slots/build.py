@@ -13,6 +13,7 @@ from edge_agent.nlu.slots.media import fill_media_query, media_word_starts
 from edge_agent.nlu.slots.spans import (
     PLACE_SLOTS,
     group_spans,
+    grow_names_right,
     grow_spans,
     home_mentions,
     merge_pieces,
@@ -63,7 +64,7 @@ def build_slots(
     spans = snap_to_words(text, spans)
     if not repair:
         return _normalized_only(text, intent, spans, home, context_area)
-    spans = trim_span_edges(text, spans)
+    spans = grow_names_right(text, intent, trim_span_edges(text, spans))
     if home is not None:
         spans = repair_names(text, intent, list(spans), home)
     if intent in TIMER_INTENTS:

@@ -303,6 +303,61 @@ def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
     return out
 
 
+# words that end a name run even when capitalized: times, days, places in the sentence (a
+# capitalized joining word, "Ready To Die", belongs to a title unless the run ends on it)
+_NOT_A_NAME = frozenset(
+    (
+        "i", "in", "on", "at", "this", "next", "please", "now", "today", "tonight", "tomorrow",
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+        "january", "february", "march", "april", "may", "june", "july", "august", "september",
+        "october", "november", "december", "am", "pm",
+    )
+)  # fmt: skip
+_MAX_GROWTH = 3
+
+
+def _title_case(text: str) -> bool:
+    """Most words capitalized: capitals then say nothing about where a name ends."""
+    words = WORD.findall(text)
+    return len(words) > 2 and sum(w[:1].isupper() for w in words) >= 0.8 * len(words)
+
+
+def grow_names_right(text: str, intent: str, spans: Sequence[Span]) -> list[Span]:
+    """A title or a place cut short ("North" of "North Korea", "Ready" of "Ready To Die") takes the
+    capitalized untagged words right after it, up to three, that are not days, times or "in"/"on"
+    and do not end on a joining word (the mirror of the media query's growth to the left): a
+    query, and the place of a weather request. Nothing grows in a sentence whose words are
+    mostly capitalized."""
+    growable = {"search_query"} | ({"name"} if intent == "HassGetWeather" else set())
+    if not any(sp.slot in growable for sp in spans) or _title_case(text):
+        return list(spans)
+    out: list[Span] = []
+    for sp in spans:
+        if sp.slot not in growable:
+            out.append(sp)
+            continue
+        others = [(o.start, o.end) for o in spans if o is not sp]
+        grown: list[tuple[int, int]] = []
+        last = sp.end
+        for n, m in enumerate(WORD.finditer(text, sp.end)):
+            word = m.group(0).rstrip(".")
+            if (
+                n >= _MAX_GROWTH
+                or text[last : m.start()].strip()
+                or not word[:1].isupper()
+                or word.lower() in _NOT_A_NAME
+                or (sp.slot == "search_query" and word.lower() in MEDIA_BY_WORD)
+                or any(a < m.end() and m.start() < b for a, b in others)
+            ):
+                break
+            last = m.start() + len(word)
+            grown.append((m.start(), last))
+        while grown and _edge_word(text, grown[-1]) in _NEVER_LAST:
+            grown.pop()
+        out.append(Span(sp.start, grown[-1][1], sp.slot, sp.confidence) if grown else sp)
+    return out
+
+
 def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
     """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words;
     pieces that then overlap are merged (same slot) or the one that covered more text wins."""
