@@ -262,17 +262,15 @@ _JOINABLE = frozenset(
 # ``trim_span_edges`` may drop
 _FREE_TEXT = frozenset(("search_query", "name", "item", "area", "floor", "timer_name"))
 # words that join a value to the rest of the sentence and never end a name, title or place in
-# a request ("... in Springfield and nearby", "play Anna Berg from the nineties", "anything Joe did")
+# a request ("... in Springfield and nearby", "play Anna Berg from the nineties", "anything Joe did");
+# not "to" and "for", which a speech recognizer writes for "two" and "four" ("spotlight to")
 _NEVER_LAST = frozenset(
     (
-        "and", "or", "but", "nor", "from", "by", "with", "of", "the", "a", "an", "to", "for", "near",
-        "did",
+        "and", "or", "but", "nor", "from", "by", "with", "of", "the", "a", "an", "near", "did",
     )
 )  # fmt: skip
 # words that introduce a value and are not part of it ("the song called ...", "a list named ...")
 _NEVER_FIRST = frozenset(("called", "named", "titled", "entitled"))
-# for a query, words that stand for "some item of what follows" ("something catchy")
-_QUERY_FILLER_FIRST = frozenset(("something", "anything"))
 _WORD_SPAN = re.compile(r"\S+")
 
 
@@ -291,8 +289,7 @@ def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
             continue
         found = _WORD_SPAN.finditer(text, sp.start, sp.end)
         words = [(m.start(), m.end()) for m in found]
-        first = _NEVER_FIRST | (_QUERY_FILLER_FIRST if sp.slot == "search_query" else frozenset())
-        while len(words) > 1 and _edge_word(text, words[0]) in first:
+        while len(words) > 1 and _edge_word(text, words[0]) in _NEVER_FIRST:
             words.pop(0)
         while len(words) > 1 and _edge_word(text, words[-1]) in _NEVER_LAST:
             words.pop()
