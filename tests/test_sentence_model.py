@@ -139,6 +139,7 @@ def test_sgd_rows_keep_their_span_count(tmp_path: Path) -> None:
     (tmp_path / "sgd" / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     rows = [row for row, _ in mapped_sgd(tmp_path, "test")]
     assert [r.spans for r in rows] == [1, 0]
+    assert [r.values for r in rows] == [(("city", "Paris"),), ()]
     assert [refers_back(r) for r in rows] == [False, True]
 
 

@@ -113,7 +113,8 @@ def _rows(data_dir: Path, split: SgdSplit) -> list[SgdRow]:
                 spans = obj.get("spans") or []
                 if not isinstance(spans, list):
                     raise TypeError("spans is not a list")
-                values = tuple((str(sp["slot"]), str(sp["value"])) for sp in spans)
+                marked = [sp for sp in spans if isinstance(sp, dict)]
+                values = tuple((str(sp.get("slot", "")), str(sp.get("value", ""))) for sp in marked)
                 text, service, intent = str(obj["text"]).strip(), str(obj["service"]), str(obj["intent"])
                 rows.append(SgdRow(text, service, intent, len(spans), values))
             except (ValueError, KeyError, TypeError) as exc:
