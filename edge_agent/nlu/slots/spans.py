@@ -300,8 +300,9 @@ def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
     return out
 
 
-# words that end a name run even when capitalized: times, days, places in the sentence (a
-# capitalized joining word, "Ready To Die", belongs to a title unless the run ends on it)
+# capitalized words that still end a run of a name: days, months, times, "I", the small words
+# that lead to a time or a place ("in", "on", "at", "this", "next"); a capitalized joining word
+# ("Ready To Die") belongs to a title unless the run ends on it
 _NOT_A_NAME = frozenset(
     (
         "i", "in", "on", "at", "this", "next", "please", "now", "today", "tonight", "tomorrow",
