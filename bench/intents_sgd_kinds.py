@@ -19,8 +19,10 @@ earlier turn (``firmware_tools.data.sgd.refers_back``: "yes, please play it", "4
 marshall"), which a single-utterance agent cannot serve.
 Then the place slot: of the in-scope weather rows with one ``city`` span, the share whose
 ``name`` slot equals the city (case and punctuation aside, as ``bench/intents_real_dev.py``
-compares), over all of them and over those given ``HassGetWeather``. No slot of SGD trained
-the model or shaped a rule, so this is a cross-source slot figure (issue 31, item 6).
+compares), over all of them and over those given ``HassGetWeather``; and the title slot: of the
+in-scope film rows with one ``title`` span, the share whose ``search_query`` equals the title
+(added 6 December 2026, its first figure taken before the span repairs written that day). No slot
+of SGD trained the model or shaped a rule, so this is a cross-source slot figure (issue 31, item 6).
 ``--show N`` prints up to N rejected rows per group. ``--against DIR`` runs the same rows through a
 second bundle and pairs the two per request (in scope and out of scope apart).
 
@@ -65,30 +67,64 @@ def _print_totals(title: str, c: collections.Counter[str]) -> None:
     )
 
 
+def _one_value(row: SgdRow, slot: str) -> str | None:
+    values = [value for name, value in row.values if name == slot]
+    return values[0] if len(values) == 1 else None
+
+
 def place_of(row: SgdRow, ex: IntentExample) -> str | None:
     """The city a weather row names, when it names exactly one (None otherwise)."""
-    cities = [value for slot, value in row.values if slot == "city"]
-    return cities[0] if ex.intent == "HassGetWeather" and len(cities) == 1 else None
+    return _one_value(row, "city") if ex.intent == "HassGetWeather" else None
 
 
-def _print_places(sgd_rows: list[SgdRow], rows: list[IntentExample], out: list[dict[str, Any]]) -> None:
+def title_of(row: SgdRow, ex: IntentExample) -> str | None:
+    """The film a request to play one names, when it names exactly one (None otherwise)."""
+    return _one_value(row, "title") if ex.intent == "HassMediaSearchAndPlay" else None
+
+
+# what each cross-source slot figure scores: (label, the row's value, our slot that should hold it)
+SLOT_FIGURES = (
+    ("place slot (weather rows naming one city)", place_of, "name"),
+    ("title slot (film rows naming one title)", title_of, "search_query"),
+)
+
+
+def _print_slot(
+    label: str,
+    value_of: Any,
+    slot: str,
+    sgd_rows: list[SgdRow],
+    rows: list[IntentExample],
+    out: list[dict[str, Any]],
+) -> None:
     right = right_of_recognized = recognized = total = 0
     for row, ex, got in zip(sgd_rows, rows, out, strict=True):
-        city = place_of(row, ex)
-        if city is None:
+        value = value_of(row, ex)
+        if value is None:
             continue
-        name = (got.get("slots") or {}).get("name")
-        ok = isinstance(name, dict) and slot_equal(city, name.get("value"))
+        held = (got.get("slots") or {}).get(slot)
+        ok = isinstance(held, dict) and slot_equal(value, held.get("value"))
         total += 1
         right += ok
         if got.get("intent") == ex.intent:
             recognized += 1
             right_of_recognized += ok
+    if not total:
+        return  # the split names none (SGD's dev split has no film titles)
     print(
-        f"place slot (weather rows naming one city): {100 * right / max(1, total):.2f}% ({right}/{total}); "
+        f"{label}: {100 * right / max(1, total):.2f}% ({right}/{total}); "
         f"of those recognized: {100 * right_of_recognized / max(1, recognized):.2f}% "
         f"({right_of_recognized}/{recognized})"
     )
+
+
+def _print_places(sgd_rows: list[SgdRow], rows: list[IntentExample], out: list[dict[str, Any]]) -> None:
+    _print_slot(*SLOT_FIGURES[0], sgd_rows, rows, out)
+
+
+def _print_slots(sgd_rows: list[SgdRow], rows: list[IntentExample], out: list[dict[str, Any]]) -> None:
+    for figure in SLOT_FIGURES:
+        _print_slot(*figure, sgd_rows, rows, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_totals("in scope, standing on their own", standing[False])
     _print_totals("in scope, leaning on an earlier turn", standing[True])
     print(f"out of scope: {oos} rows, {100 * oos_rejected / max(1, oos):.2f}% rejected")
-    _print_places([row for row, _ in mapped], rows, out)
+    _print_slots([row for row, _ in mapped], rows, out)
     if args.against:
         other = run_lines(["intents", "--home", str(HOME)], [ex.text for ex in rows], args.against)
         print(f"== paired, per request: a = {args.bundle or 'shipped'}, b = {args.against}")

@@ -47,3 +47,27 @@ def test_a_weather_row_naming_one_city_is_scored_on_its_place(capsys: pytest.Cap
     printed = capsys.readouterr().out
     # two rows scored, both right (case and punctuation aside); one of them recognized
     assert "100.00% (2/2); of those recognized: 100.00% (1/1)" in printed
+
+
+def test_a_film_row_naming_one_title_is_scored_on_its_query(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        SgdRow("play Night Harbor for me", "Media_3", "PlayMovie", 1, (("title", "Night Harbor"),)),
+        SgdRow("i want to watch it now", "Media_3", "PlayMovie", 0, ()),
+        SgdRow("weather in Oslo", "Weather_1", "GetWeather", 1, (("city", "Oslo"),)),
+    ]
+    examples = [
+        _example(rows[0].text, "HassMediaSearchAndPlay"),
+        _example(rows[1].text, "HassMediaSearchAndPlay"),
+        _example(rows[2].text, "HassGetWeather"),
+    ]
+    assert [bench.title_of(r, e) for r, e in zip(rows, examples, strict=True)] == ["Night Harbor", None, None]
+    out = [
+        {"intent": "HassMediaSearchAndPlay", "slots": {"search_query": {"value": "night harbor"}}},
+        {"intent": None},
+        {"intent": "HassGetWeather", "slots": {"name": {"value": "Bergen"}}},
+    ]
+    bench._print_slots(rows, examples, out)
+    printed = capsys.readouterr().out
+    assert "place slot (weather rows naming one city): 0.00% (0/1)" in printed
+    title = "title slot (film rows naming one title): 100.00% (1/1); of those recognized: 100.00% (1/1)"
+    assert title in printed

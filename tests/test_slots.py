@@ -9,7 +9,12 @@ import pytest
 
 from edge_agent.nlu.home import Home
 from edge_agent.nlu.slots import build_slots
-from edge_agent.nlu.slots.spans import grow_names_right, trim_span_edges
+from edge_agent.nlu.slots.spans import (
+    grow_names_right,
+    place_after_noun,
+    run_titles_on,
+    trim_span_edges,
+)
 from edge_agent.records.intent import Span
 
 HOME = Home.load(Path(__file__).parent / "data" / "home_example.yaml")
@@ -562,3 +567,67 @@ def test_name_growth_stops_at_days_lower_case_other_slots_and_title_case() -> No
     tagged = spans(text, ("Abbey", "search_query"), ("Kitchen", "area"))
     grown = grow_names_right(text, "HassMediaSearchAndPlay", tagged)
     assert text[grown[0].start : grown[0].end] == "Abbey Road" and grown[1] == tagged[1]
+
+
+def test_a_title_after_a_naming_word_runs_to_the_end_of_its_clause() -> None:
+    # the tagger stopped after one word; "called" says the title goes on
+    text = "put on the track called walking in the rain"
+    got = values(text, "HassMediaSearchAndPlay", ("walking", "search_query"), ("rain", "name"))
+    assert got["search_query"] == "walking in the rain" and "name" not in got
+    # a player the home knows ends it, with the preposition before it
+    text = "play the album called night drive on the kitchen speaker"
+    tagged = spans(text, ("night", "search_query"), ("kitchen speaker", "name"))
+    grown = run_titles_on(text, tagged, HOME)
+    assert text[grown[0].start : grown[0].end] == "night drive" and grown[1] == tagged[1]
+    # so does a comma, and a courtesy at the end is not the title's
+    text = "play the song named blue hour, then stop"
+    grown = run_titles_on(text, spans(text, ("blue", "search_query")), HOME)
+    assert text[grown[0].start : grown[0].end] == "blue hour"
+    text = "play a song called paper moon please"
+    grown = run_titles_on(text, spans(text, ("paper", "search_query")), None)
+    assert text[grown[0].start : grown[0].end] == "paper moon"
+    # without a home another slot's span ends the title
+    text = "play the song called low tide in the den"
+    grown = run_titles_on(text, spans(text, ("low", "search_query"), ("den", "area")), None)
+    assert text[grown[0].start : grown[0].end] == "low tide"
+    # only titles: a timer's name is followed by the rest of the request
+    text = "push the timer called toast up by five minutes"
+    tagged = spans(text, ("toast", "name"))
+    assert run_titles_on(text, tagged, HOME) == tagged
+
+
+def test_hyphens_and_initials_keep_a_name_whole() -> None:
+    text = "play something from Dee-Lite"
+    got = values(text, "HassMediaSearchAndPlay", ("Dee", "search_query"), ("Lite", "search_query"))
+    assert got["search_query"] == "Dee-Lite"
+    text = "play J.r. Ewing on the kitchen speaker"
+    got = values(text, "HassMediaSearchAndPlay", ("r", "search_query"), ("Ewing", "search_query"))
+    assert got["search_query"] == "J.r. Ewing"
+    # a sentence's full stop is not an initial's
+    text = "play Anna Berg."
+    got = values(text, "HassMediaSearchAndPlay", ("Anna Berg", "search_query"))
+    assert got["search_query"] == "Anna Berg"
+
+
+def test_a_title_grows_left_over_its_capitalized_small_words() -> None:
+    text = "could you put on Take It Easy by Mara Vell"
+    got = values(text, "HassMediaSearchAndPlay", ("Easy by Mara Vell", "search_query"))
+    assert got["search_query"] == "Take It Easy by Mara Vell"
+    # not over the request's own words, capitalized or not
+    text = "Please Play Harbor Lights"
+    got = values(text, "HassMediaSearchAndPlay", ("Harbor Lights", "search_query"))
+    assert got["search_query"] == "Harbor Lights"
+    text = "Some Harbor Lights please"
+    got = values(text, "HassMediaSearchAndPlay", ("Harbor Lights", "search_query"))
+    assert got["search_query"] == "Harbor Lights"
+
+
+def test_a_place_tagged_on_its_noun_moves_to_the_name_after_of() -> None:
+    text = "what's the weather like in the state of Vermont"
+    assert values(text, "HassGetWeather", ("state", "name")) == {"name": "Vermont"}
+    text = "forecast for the city of Ghent tomorrow"
+    assert values(text, "HassGetWeather", ("city", "name"), ("Ghent", "name")) == {"name": "Ghent"}
+    # other intents, and nouns that are not places, are left alone
+    text = "is the state of the garage door open"
+    tagged = spans(text, ("state", "name"))
+    assert place_after_noun(text, "HassGetState", tagged) == tagged

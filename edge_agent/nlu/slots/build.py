@@ -17,7 +17,9 @@ from edge_agent.nlu.slots.spans import (
     grow_spans,
     home_mentions,
     merge_pieces,
+    place_after_noun,
     repair_names,
+    run_titles_on,
     snap_to_words,
     timer_spans,
     trim_span_edges,
@@ -64,7 +66,8 @@ def build_slots(
     spans = snap_to_words(text, spans)
     if not repair:
         return _normalized_only(text, intent, spans, home, context_area)
-    spans = grow_names_right(text, intent, trim_span_edges(text, spans))
+    spans = run_titles_on(text, trim_span_edges(text, spans), home)
+    spans = grow_names_right(text, intent, place_after_noun(text, intent, spans))
     if home is not None:
         spans = repair_names(text, intent, list(spans), home)
     if intent in TIMER_INTENTS:

@@ -97,9 +97,28 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
         out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
 
 
+# words of the request itself, which a capital does not make part of a title ("Please Play ...")
+_NEVER_TITLE = frozenset(
+    (
+        "play", "playing", "put", "listen", "watch", "hear", "stream", "queue", "throw", "find", "search",
+        "look", "start", "please", "i", "i'd", "let's", "can", "could",
+    )
+)  # fmt: skip
+
+
+def _capital_in_title(text: str, start: int, word: str) -> bool:
+    """A capitalized small word belongs to the title after it: "The" anywhere, others ("A", "Have
+    You") inside the sentence, not as its first word, unless they are words of the request."""
+    if word == "The":
+        return True
+    first = WORD.search(text)
+    return first is not None and start > first.start() and word.lower() not in _NEVER_TITLE
+
+
 def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
     """ "Velvet" + tagged "Harbor": capitalized untagged words just before the query that are not the
-    verb or a media class word belong to it (a title in title case)."""
+    verb or a media class word belong to it (a title in title case), small words too ("Like A"
+    of "Like A Hurricane") unless they open the sentence or are words of the request."""
     if slot.start < 0:
         return
     taken = [(v.start, v.end) for k, v in out.slots.items() if k != "search_query" and v.start >= 0]
@@ -109,7 +128,7 @@ def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
         if (
             text[m.end() : start].strip()
             or not word[:1].isupper()  # "from", "my", "something": not the title's
-            or (word.lower() in _QUERY_STOP and word != "The")  # a capital "The" starts a title
+            or (word.lower() in _QUERY_STOP and not _capital_in_title(text, m.start(), word))
             or word.lower() in MEDIA_BY_WORD
             or any(a < m.end() and m.start() < b for a, b in taken)
         ):

@@ -246,8 +246,15 @@ def _split_area_word(text: str, span: Span, home: Home) -> list[Span]:
     return []
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum()
+def _in_word(text: str, i: int) -> bool:
+    """text[i] is part of a word: a letter or digit, or a hyphen or dot between two of them
+    ("E-type", "A.j", "21.5")."""
+    if text[i].isalnum():
+        return True
+    return text[i] in "-." and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+
+
+_INITIALS = re.compile(r"(?<![\w.])(?:[A-Za-z]\.)+[A-Za-z]$")
 
 
 _JOINABLE = frozenset(
@@ -356,19 +363,102 @@ def grow_names_right(text: str, intent: str, spans: Sequence[Span]) -> list[Span
     return out
 
 
+# words that may end the words a naming word introduced without being part of them ("... called
+# Hello on the", "... named pasta for"): a joining word, a preposition before a place, a courtesy
+_TITLE_TAIL = _NEVER_LAST | frozenset(("to", "for", "on", "in", "at", "please", "now", "thanks"))
+_CLAUSE_END = re.compile(r"[,;!?]|\.(?:\s|$)")
+
+
+def _preceded_by_naming_word(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    if len(before) == len(text[:start]) and start > 0:
+        return False  # no space between: the span starts inside a word
+    words = WORD.findall(before[-12:])
+    return bool(words) and words[-1].lower() in _NEVER_FIRST
+
+
+def run_titles_on(text: str, spans: Sequence[Span], home: Home | None) -> list[Span]:
+    """The title a naming word introduces ("the song called dancing on the ceiling") runs on to the
+    end of its clause: a media query right after "called", "named", "titled" or "entitled" takes
+    the words after it up to a comma or a sentence's end, or up to another slot's span, less
+    joining words, prepositions and courtesies at its end. A place or name span inside that
+    stretch that the home does not know belongs to the title; without a home every other span
+    ends it. Only titles: a timer's or a list's name is followed by the rest of the request
+    ("the timer called toast up by five minutes")."""
+    spans = list(spans)
+    grown: dict[int, Span] = {}
+    absorbed: set[int] = set()
+    for i, sp in enumerate(spans):
+        if i in absorbed or sp.slot != "search_query" or not _preceded_by_naming_word(text, sp.start):
+            continue
+        clause = _CLAUSE_END.search(text, sp.end)
+        end = clause.start() if clause else len(text)
+        inside: list[int] = []
+        for j, other in sorted(enumerate(spans), key=lambda t: t[1].start):
+            if j == i or other.end <= sp.end or other.start >= end:
+                continue
+            unknown = (
+                home is not None
+                and other.slot in PLACE_SLOTS
+                and not _known(home, other.slot, text[other.start : other.end])
+            )
+            if other.slot != sp.slot and not unknown:
+                end = max(sp.end, other.start)
+                break
+            inside.append(j)
+        words = [(m.start(), m.end()) for m in WORD.finditer(text, sp.end, end)]
+        while words and _edge_word(text, words[-1]) in _TITLE_TAIL:
+            words.pop()
+        if words:
+            absorbed.update(j for j in inside if spans[j].end <= words[-1][1])
+            grown[i] = Span(sp.start, words[-1][1], sp.slot, sp.confidence)
+    return [grown.get(i, sp) for i, sp in enumerate(spans) if i not in absorbed]
+
+
+# nouns that stand for a place and name it after "of" ("the state of Wisconsin")
+_PLACE_NOUNS = frozenset(
+    ("state", "city", "town", "country", "province", "county", "region", "island", "village")
+)
+_OF = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
+
+
+def place_after_noun(text: str, intent: str, spans: Sequence[Span]) -> list[Span]:
+    """The place of a weather request tagged on the noun before its name ("state" of "the state of
+    Wisconsin") moves to the word after "of"; a span already there keeps it and the noun's goes."""
+    if intent != "HassGetWeather":
+        return list(spans)
+    out: list[Span] = []
+    for sp in spans:
+        of = _OF.match(text, sp.end)
+        if sp.slot != "name" or word_key(text[sp.start : sp.end]) not in _PLACE_NOUNS or of is None:
+            out.append(sp)
+            continue
+        if any(o.slot == "name" and o.start == of.end() for o in spans):
+            continue
+        nxt = WORD.match(text, of.end())
+        if nxt is None:
+            out.append(sp)
+            continue
+        out.append(Span(of.end(), of.end() + len(nxt.group(0).rstrip(".")), sp.slot, sp.confidence))
+    return out
+
+
 def snap_to_words(text: str, spans: Sequence[Span]) -> list[Span]:
-    """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words;
-    pieces that then overlap are merged (same slot) or the one that covered more text wins."""
+    """Spans cut inside a word by sub-word tagging ("televi", "occup" + "an") grow to whole words,
+    a hyphen or dot between letters counting as inside ("E" + "type" of "E-type"); pieces that
+    then overlap are merged (same slot) or the one that covered more text wins."""
     grown: list[tuple[Span, int]] = []
     for sp in sorted(spans, key=lambda s: (s.start, s.end)):
         start, end = max(0, sp.start), min(len(text), sp.end)
         if end <= start:
             grown.append((sp, 0))
             continue
-        while start > 0 and _is_word_char(text[start - 1]) and _is_word_char(text[start]):
+        while start > 0 and _in_word(text, start - 1) and _in_word(text, start):
             start -= 1
-        while end < len(text) and _is_word_char(text[end]) and _is_word_char(text[end - 1]):
+        while end < len(text) and _in_word(text, end) and _in_word(text, end - 1):
             end += 1
+        if end < len(text) and text[end] == "." and _INITIALS.search(text, 0, end):
+            end += 1  # "A.j." keeps the dot that ends its initials
         grown.append((Span(start, end, sp.slot, sp.confidence), min(len(text), sp.end) - max(0, sp.start)))
     out: list[tuple[Span, int]] = []
     for sp, covered in grown:
