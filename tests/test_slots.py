@@ -631,3 +631,19 @@ def test_a_place_tagged_on_its_noun_moves_to_the_name_after_of() -> None:
     text = "is the state of the garage door open"
     tagged = spans(text, ("state", "name"))
     assert place_after_noun(text, "HassGetState", tagged) == tagged
+
+
+def test_a_query_that_names_nothing_gives_way_to_whom_it_is_from() -> None:
+    text = "could you play something from Mara Vell that's new"
+    got = values(text, "HassMediaSearchAndPlay", ("something", "search_query"))
+    assert got["search_query"] == "Mara Vell"
+    text = "put on some music by the Quiet Hours genre"
+    got = values(text, "HassMediaSearchAndPlay", ("some music", "search_query"))
+    assert got["search_query"] == "Quiet Hours"
+    # a query that says what to play keeps it, and "from" with nothing after changes nothing
+    text = "play something sad by the fire"
+    got = values(text, "HassMediaSearchAndPlay", ("something sad", "search_query"))
+    assert got["search_query"] == "something sad"
+    text = "play something from"
+    got = values(text, "HassMediaSearchAndPlay", ("something", "search_query"))
+    assert got["search_query"] == "something"

@@ -43,6 +43,8 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
         del out.slots["search_query"]  # "the": a piece of the verb phrase, not a title
         slot = None
     if slot is not None:
+        _placeholder_source(out, text, slot)
+        slot = out.slots["search_query"]
         _grow_query_left(out, text, slot)
         _split_media_word(out, text)
         _media_word_beside(out, text)
@@ -95,6 +97,50 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
     if media is not None and "media_class" not in out.slots:
         m_start = text.lower().find(media[1].lower(), start)
         out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
+
+
+# a query that names nothing to search for ("play something from ...")
+_PLACEHOLDERS = frozenset(
+    ("something", "anything", "stuff", "some stuff", "music", "some music", "songs", "some songs", "tunes")
+)
+_FROM_WHOM = re.compile(r"\s+(?:from|by)\s+(?:the\s+)?(?:(?:artist|band|singer|group)\s+)?", re.IGNORECASE)
+# words that end the name after "from"/"by": a place or player, a clause, a courtesy
+_AFTER_SOURCE = frozenset(
+    (
+        "on", "in", "at", "through", "via", "that", "which", "who", "please", "now", "from", "by", "and",
+        "with", "genre", "music",
+    )
+)  # fmt: skip
+_MAX_SOURCE = 4
+
+
+def _placeholder_source(out: SlotCollector, text: str, slot: SlotValue) -> None:
+    """ "play something from Anna Berg": a query that names nothing ("something", "stuff", "some
+    music") gives way to what follows its "from" or "by", up to four words that do not lead to a
+    place, a player or another clause ("something sad" stays: it says what to play)."""
+    if slot.start < 0 or word_key(str(slot.value)) not in _PLACEHOLDERS:
+        return
+    lead = _FROM_WHOM.match(text, slot.end)
+    if lead is None:
+        return
+    words: list[re.Match[str]] = []
+    last = lead.end()
+    for m in WORD.finditer(text, lead.end()):
+        word = m.group(0).lower().rstrip(".").split("'")[0]
+        if text[last : m.start()].strip() or word in _AFTER_SOURCE or word in MEDIA_BY_WORD:
+            break
+        words.append(m)
+        last = m.end()
+        if len(words) == _MAX_SOURCE or m.group(0).endswith("."):
+            break
+    if not words:
+        return
+    start, end = words[0].start(), words[-1].start() + len(words[-1].group(0).rstrip("."))
+    for name in [k for k, v in out.slots.items() if k != "search_query" and v.start >= 0]:
+        if out.slots[name].start < end and start < out.slots[name].end:
+            del out.slots[name]
+    raw = text[start:end]
+    out.slots["search_query"] = SlotValue(raw, raw, start, end, slot.confidence)
 
 
 # words of the request itself, which a capital does not make part of a title ("Please Play ...")
