@@ -647,3 +647,25 @@ def test_a_query_that_names_nothing_gives_way_to_whom_it_is_from() -> None:
     text = "play something from"
     got = values(text, "HassMediaSearchAndPlay", ("something", "search_query"))
     assert got["search_query"] == "something"
+
+
+def test_a_preposition_before_the_tagged_room_is_not_the_titles() -> None:
+    text = "stream the film Night Harbor in the living room"
+    tagged = spans(text, ("Night Harbor in", "search_query"), ("living room", "area"))
+    assert (
+        values(text, "HassMediaSearchAndPlay", *[(text[s.start : s.end], s.slot) for s in tagged])[
+            "search_query"
+        ]
+        == "Night Harbor"
+    )
+    # with no place after it, "in" ends a title ("Let Me In")
+    text = "play Let Me In"
+    assert trim_span_edges(text, spans(text, ("Let Me In", "search_query"))) == spans(
+        text, ("Let Me In", "search_query")
+    )
+
+
+def test_watching_a_movie_names_no_title() -> None:
+    text = "i want to watch a movie"
+    got = values(text, "HassMediaSearchAndPlay", ("movie", "media_class"))
+    assert got == {"media_class": "movie"}

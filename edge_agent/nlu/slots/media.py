@@ -79,8 +79,8 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
                 words = words[1:]
             break
     query = " ".join(words).strip(" ?.!,")
-    if not query:
-        return
+    if word_key(query) in _QUERY_STOP | {""}:
+        return  # "watch a movie": what is left is an article, no title
     q_start = text.find(query, start)
     q_end = q_start + len(query)
     for name in ("area", "floor", "name", "domain", "device_class", "media_class"):

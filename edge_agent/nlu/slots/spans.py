@@ -281,14 +281,27 @@ _NEVER_FIRST = frozenset(("called", "named", "titled", "entitled"))
 _WORD_SPAN = re.compile(r"\S+")
 
 
+# prepositions that lead to a place or a player: at a value's end they are the next slot's
+_LEADS_TO_PLACE = frozenset(("in", "on", "at", "into", "onto", "through", "via"))
+_ARTICLES = re.compile(r"\s*(?:(?:the|my|our|your|a)\s+)?", re.IGNORECASE)
+
+
+def _place_follows(text: str, end: int, spans: Sequence[Span]) -> bool:
+    """A place or name span starts right after ``end`` (an article between allowed)."""
+    start = _ARTICLES.match(text, end)
+    at = start.end() if start else end
+    return any(sp.slot in PLACE_SLOTS and sp.start == at for sp in spans)
+
+
 def _edge_word(text: str, bounds: tuple[int, int]) -> str:
     return text[bounds[0] : bounds[1]].lower().strip(".,;:!?\"'")
 
 
 def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
     """A free-text span does not begin with a word that introduces its value ("called", "named")
-    nor end with one that joins it to the rest of the sentence ("and", "from", "did"): those words
-    are dropped from its edges, never its last word."""
+    nor end with one that joins it to the rest of the sentence ("and", "from", "did") or with a
+    preposition that leads to the place or player tagged right after it ("Lady Bird in" + "the
+    living room"): those words are dropped from its edges, never its last word."""
     out: list[Span] = []
     for sp in spans:
         if sp.slot not in _FREE_TEXT:
@@ -298,7 +311,10 @@ def trim_span_edges(text: str, spans: Sequence[Span]) -> list[Span]:
         words = [(m.start(), m.end()) for m in found]
         while len(words) > 1 and _edge_word(text, words[0]) in _NEVER_FIRST:
             words.pop(0)
-        while len(words) > 1 and _edge_word(text, words[-1]) in _NEVER_LAST:
+        while len(words) > 1 and (
+            _edge_word(text, words[-1]) in _NEVER_LAST
+            or (_edge_word(text, words[-1]) in _LEADS_TO_PLACE and _place_follows(text, words[-1][1], spans))
+        ):
             words.pop()
         if not words:
             out.append(sp)
