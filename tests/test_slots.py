@@ -669,3 +669,28 @@ def test_watching_a_movie_names_no_title() -> None:
     text = "i want to watch a movie"
     got = values(text, "HassMediaSearchAndPlay", ("movie", "media_class"))
     assert got == {"media_class": "movie"}
+
+
+def test_lower_case_titles_start_at_the_play_verb_and_keep_their_article() -> None:
+    # the tagger took the title's last word; lower case gives no capital to go by
+    text = "play lost harbor on the tv"
+    got = values(text, "HassMediaSearchAndPlay", ("harbor", "search_query"))
+    assert got["search_query"] == "lost harbor"
+    # but not over an adjective before a capitalized name, nor over a placeholder
+    text = "let's hear good Mara Vell"
+    got = values(text, "HassMediaSearchAndPlay", ("Mara Vell", "search_query"))
+    assert got["search_query"] == "Mara Vell"
+    text = "play something from mara vell"
+    got = values(text, "HassMediaSearchAndPlay", ("mara vell", "search_query"))
+    assert got["search_query"] == "mara vell"
+    # "the film the" + "long night": the second "the" is the title's
+    text = "play the film the long night in the kitchen"
+    got = values(text, "HassMediaSearchAndPlay", ("film", "media_class"), ("long night", "search_query"))
+    assert got["search_query"] == "the long night"
+
+
+def test_a_read_query_loses_a_courtesy_at_its_end() -> None:
+    text = "i'd like to watch harbor lights now"
+    assert values(text, "HassMediaSearchAndPlay")["search_query"] == "harbor lights"
+    text = "play harbor lights for me please"
+    assert values(text, "HassMediaSearchAndPlay")["search_query"] == "harbor lights"

@@ -44,6 +44,8 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
         slot = None
     if slot is not None:
         _placeholder_source(out, text, slot)
+        _grow_query_to_lead(out, text, out.slots["search_query"])
+        _title_article(out, text, out.slots["search_query"])
         slot = out.slots["search_query"]
         _grow_query_left(out, text, slot)
         _split_media_word(out, text)
@@ -59,7 +61,7 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
         if tail.end() in mentions or mentions_here(text[tail.start() :]):
             stop = tail.start()
             break
-    words = text[start:stop].split()
+    words = _without_courtesy(text[start:stop].split())
     media: tuple[str, str] | None = None
     if words and words[0].lower() == "the" and len(words) > 2 and lookup_word(MEDIA_BY_WORD, words[1]):
         words = words[1:]
@@ -97,6 +99,75 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
     if media is not None and "media_class" not in out.slots:
         m_start = text.lower().find(media[1].lower(), start)
         out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
+
+
+# words that end a request without being what to play ("... now", "... please", "... for me")
+_COURTESY = frozenset(("now", "please", "tonight", "today", "again", "thanks", "pls"))
+
+
+def _without_courtesy(words: list[str]) -> list[str]:
+    words = list(words)
+    while len(words) > 1:
+        if words[-1].lower().strip("?.!,") in _COURTESY:
+            words.pop()
+        elif (
+            len(words) > 2 and words[-2].lower() == "for" and words[-1].lower().strip("?.!,") in ("me", "us")
+        ):
+            del words[-2:]
+        else:
+            break
+    return words
+
+
+# words between the play verb and a query that are not the title's
+_NOT_TITLE_LEAD = frozenset(
+    ("my", "our", "your", "from", "by", "something", "anything", "music", "songs", "some", "this", "that")
+)
+
+
+def _grow_query_to_lead(out: SlotCollector, text: str, slot: SlotValue) -> None:
+    """ "play toy" + tagged "story": one or two untagged words between the play verb and the query,
+    none of them a small word, a media word or a placeholder, are the title's start (the
+    lower-case mirror of the capitalized growth below; "play something from X" keeps "X"). Only
+    for a query in lower case: where it is capitalized, the capitals say where the title starts."""
+    lead = _PLAY_LEAD.match(text)
+    if slot.start < 0 or lead is None or lead.end() >= slot.start or not text[slot.start].islower():
+        return  # a capitalized query says where the title starts ("good Anna Berg")
+    between = text[lead.end() : slot.start].split()
+    if not 1 <= len(between) <= 2 or any(
+        w.lower() in _QUERY_STOP
+        or w.lower() in _NOT_TITLE_LEAD
+        or w.lower() in MEDIA_BY_WORD
+        or not w.isalnum()
+        for w in between
+    ):
+        return
+    if any(
+        v.start >= 0 and v.start < slot.start and lead.end() < v.end
+        for k, v in out.slots.items()
+        if k != "search_query"
+    ):
+        return
+    raw = text[lead.end() : slot.end]
+    out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, lead.end(), slot.end, slot.confidence)
+
+
+_MEDIA_THE = re.compile(r"\b([\w ]+?)\s+(the\s+)$", re.IGNORECASE)
+
+
+def _title_article(out: SlotCollector, text: str, slot: SlotValue) -> None:
+    """ "the film the" + "green mile": an untagged "the" between a media word and the query is the
+    title's own article."""
+    if slot.start < 0:
+        return
+    m = _MEDIA_THE.search(text, max(0, slot.start - 20), slot.start)
+    if m is None or m.group(1).split()[-1].lower() not in MEDIA_BY_WORD:
+        return
+    if str(slot.value).lower().startswith("the "):
+        return
+    start = m.start(2)
+    raw = text[start : slot.end]
+    out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
 
 
 # a query that names nothing to search for ("play something from ...")
