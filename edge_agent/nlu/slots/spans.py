@@ -380,7 +380,7 @@ def grow_names_right(text: str, intent: str, spans: Sequence[Span]) -> list[Span
 
 
 # words that may end the words a naming word introduced without being part of them ("... called
-# Hello on the", "... named pasta for"): a joining word, a preposition before a place, a courtesy
+# Hello on the", "... named Hello please"): a joining word, a preposition before a place, a courtesy
 _TITLE_TAIL = _NEVER_LAST | frozenset(("to", "for", "on", "in", "at", "please", "now", "thanks"))
 _CLAUSE_END = re.compile(r"[,;!?]|\.(?:\s|$)")
 
@@ -389,8 +389,8 @@ def _preceded_by_naming_word(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     if len(before) == len(text[:start]) and start > 0:
         return False  # no space between: the span starts inside a word
-    words = WORD.findall(before[-12:])
-    return bool(words) and words[-1].lower() in _NEVER_FIRST
+    last = WORD.search(before, max(0, before.rfind(" ") + 1))
+    return last is not None and last.group(0).lower() in _NEVER_FIRST
 
 
 def run_titles_on(text: str, spans: Sequence[Span], home: Home | None) -> list[Span]:
