@@ -34,6 +34,11 @@ def values(
     return {k: v.value for k, v in build_slots(text, intent, spans(text, *tagged), home, area).items()}
 
 
+def query(text: str, *tagged: tuple[str, str]) -> Any:
+    """The search query of a request to play, from these tagged spans."""
+    return values(text, "HassMediaSearchAndPlay", *tagged).get("search_query")
+
+
 def test_area_and_domain_word() -> None:
     got = values(
         "turn off all the lights in the kitchen", "HassTurnOff", ("lights", "domain"), ("kitchen", "area")
@@ -511,15 +516,12 @@ def test_free_text_spans_lose_joining_words_at_their_edges() -> None:
     text = "what is the forecast in Nicodemus and nearby"
     assert values(text, "HassGetWeather", ("Nicodemus and", "name")) == {"name": "Nicodemus"}
     text = "play something by Duke Ellington from the seventies"
-    got = values(text, "HassMediaSearchAndPlay", ("Duke Ellington from", "search_query"))
-    assert got["search_query"] == "Duke Ellington"
+    assert query(text, ("Duke Ellington from", "search_query")) == "Duke Ellington"
     text = "play the song called amazing grace"
-    got = values(text, "HassMediaSearchAndPlay", ("called amazing grace", "search_query"))
-    assert got["search_query"] == "amazing grace"
+    assert query(text, ("called amazing grace", "search_query")) == "amazing grace"
     # "something sad" is what to play: the filler stays (the generator's and Home Assistant's way)
     text = "please play something sad"
-    got = values(text, "HassMediaSearchAndPlay", ("something sad", "search_query"))
-    assert got["search_query"] == "something sad"
+    assert query(text, ("something sad", "search_query")) == "something sad"
 
 
 def test_edge_trimming_keeps_titles_and_names_that_end_like_that() -> None:
@@ -527,8 +529,7 @@ def test_edge_trimming_keeps_titles_and_names_that_end_like_that() -> None:
     # never emptied
     for title in ("The Who", "Carry On", "Let It Be"):
         text = f"play {title}"
-        got = values(text, "HassMediaSearchAndPlay", (title, "search_query"))
-        assert got["search_query"] == title
+        assert query(text, (title, "search_query")) == title
     text = "add milk to my to do list"
     got = values(text, "HassListAddItem", ("milk", "item"), ("to do", "name"))
     assert got == {"item": "milk", "name": "to do"}
@@ -545,8 +546,7 @@ def test_cut_short_places_and_titles_take_the_capitalized_words_after_them() -> 
     text = "will it be warmer in North Korea at seven"
     assert values(text, "HassGetWeather", ("North", "name")) == {"name": "North Korea"}
     text = "open the app and play Ben Burnley Ready To Die"
-    got = values(text, "HassMediaSearchAndPlay", ("Ben Burnley Ready", "search_query"))
-    assert got["search_query"] == "Ben Burnley Ready To Die"
+    assert query(text, ("Ben Burnley Ready", "search_query")) == "Ben Burnley Ready To Die"
 
 
 def test_name_growth_stops_at_days_lower_case_other_slots_and_title_case() -> None:
@@ -598,28 +598,22 @@ def test_a_title_after_a_naming_word_runs_to_the_end_of_its_clause() -> None:
 
 def test_hyphens_and_initials_keep_a_name_whole() -> None:
     text = "play something from Dee-Lite"
-    got = values(text, "HassMediaSearchAndPlay", ("Dee", "search_query"), ("Lite", "search_query"))
-    assert got["search_query"] == "Dee-Lite"
+    assert query(text, ("Dee", "search_query"), ("Lite", "search_query")) == "Dee-Lite"
     text = "play J.r. Ewing on the kitchen speaker"
-    got = values(text, "HassMediaSearchAndPlay", ("r", "search_query"), ("Ewing", "search_query"))
-    assert got["search_query"] == "J.r. Ewing"
+    assert query(text, ("r", "search_query"), ("Ewing", "search_query")) == "J.r. Ewing"
     # a sentence's full stop is not an initial's
     text = "play Anna Berg."
-    got = values(text, "HassMediaSearchAndPlay", ("Anna Berg", "search_query"))
-    assert got["search_query"] == "Anna Berg"
+    assert query(text, ("Anna Berg", "search_query")) == "Anna Berg"
 
 
 def test_a_title_grows_left_over_its_capitalized_small_words() -> None:
     text = "could you put on Take It Easy by Mara Vell"
-    got = values(text, "HassMediaSearchAndPlay", ("Easy by Mara Vell", "search_query"))
-    assert got["search_query"] == "Take It Easy by Mara Vell"
+    assert query(text, ("Easy by Mara Vell", "search_query")) == "Take It Easy by Mara Vell"
     # not over the request's own words, capitalized or not
     text = "Please Play Harbor Lights"
-    got = values(text, "HassMediaSearchAndPlay", ("Harbor Lights", "search_query"))
-    assert got["search_query"] == "Harbor Lights"
+    assert query(text, ("Harbor Lights", "search_query")) == "Harbor Lights"
     text = "Some Harbor Lights please"
-    got = values(text, "HassMediaSearchAndPlay", ("Harbor Lights", "search_query"))
-    assert got["search_query"] == "Harbor Lights"
+    assert query(text, ("Harbor Lights", "search_query")) == "Harbor Lights"
 
 
 def test_a_place_tagged_on_its_noun_moves_to_the_name_after_of() -> None:
@@ -635,29 +629,19 @@ def test_a_place_tagged_on_its_noun_moves_to_the_name_after_of() -> None:
 
 def test_a_query_that_names_nothing_gives_way_to_whom_it_is_from() -> None:
     text = "could you play something from Mara Vell that's new"
-    got = values(text, "HassMediaSearchAndPlay", ("something", "search_query"))
-    assert got["search_query"] == "Mara Vell"
+    assert query(text, ("something", "search_query")) == "Mara Vell"
     text = "put on some music by the Quiet Hours genre"
-    got = values(text, "HassMediaSearchAndPlay", ("some music", "search_query"))
-    assert got["search_query"] == "Quiet Hours"
+    assert query(text, ("some music", "search_query")) == "Quiet Hours"
     # a query that says what to play keeps it, and "from" with nothing after changes nothing
     text = "play something sad by the fire"
-    got = values(text, "HassMediaSearchAndPlay", ("something sad", "search_query"))
-    assert got["search_query"] == "something sad"
+    assert query(text, ("something sad", "search_query")) == "something sad"
     text = "play something from"
-    got = values(text, "HassMediaSearchAndPlay", ("something", "search_query"))
-    assert got["search_query"] == "something"
+    assert query(text, ("something", "search_query")) == "something"
 
 
 def test_a_preposition_before_the_tagged_room_is_not_the_titles() -> None:
     text = "stream the film Night Harbor in the living room"
-    tagged = spans(text, ("Night Harbor in", "search_query"), ("living room", "area"))
-    assert (
-        values(text, "HassMediaSearchAndPlay", *[(text[s.start : s.end], s.slot) for s in tagged])[
-            "search_query"
-        ]
-        == "Night Harbor"
-    )
+    assert query(text, ("Night Harbor in", "search_query"), ("living room", "area")) == "Night Harbor"
     # with no place after it, "in" ends a title ("Let Me In")
     text = "play Let Me In"
     assert trim_span_edges(text, spans(text, ("Let Me In", "search_query"))) == spans(
@@ -674,19 +658,15 @@ def test_watching_a_movie_names_no_title() -> None:
 def test_lower_case_titles_start_at_the_play_verb_and_keep_their_article() -> None:
     # the tagger took the title's last word; lower case gives no capital to go by
     text = "play lost harbor on the tv"
-    got = values(text, "HassMediaSearchAndPlay", ("harbor", "search_query"))
-    assert got["search_query"] == "lost harbor"
+    assert query(text, ("harbor", "search_query")) == "lost harbor"
     # but not over an adjective before a capitalized name, nor over a placeholder
     text = "let's hear good Mara Vell"
-    got = values(text, "HassMediaSearchAndPlay", ("Mara Vell", "search_query"))
-    assert got["search_query"] == "Mara Vell"
+    assert query(text, ("Mara Vell", "search_query")) == "Mara Vell"
     text = "play something from mara vell"
-    got = values(text, "HassMediaSearchAndPlay", ("mara vell", "search_query"))
-    assert got["search_query"] == "mara vell"
+    assert query(text, ("mara vell", "search_query")) == "mara vell"
     # "the film the" + "long night": the second "the" is the title's
     text = "play the film the long night in the kitchen"
-    got = values(text, "HassMediaSearchAndPlay", ("film", "media_class"), ("long night", "search_query"))
-    assert got["search_query"] == "the long night"
+    assert query(text, ("film", "media_class"), ("long night", "search_query")) == "the long night"
 
 
 def test_a_read_query_loses_a_courtesy_at_its_end() -> None:

@@ -101,6 +101,12 @@ def fill_media_query(out: SlotCollector, text: str, home: Home | None) -> None:
         out.put("media_class", media[0], Span(m_start, m_start + len(media[1]), "media_class", 0.5), media[1])
 
 
+def _set_query(out: SlotCollector, text: str, start: int, end: int, confidence: float) -> None:
+    """The query becomes ``text[start:end]``, its value without edge punctuation."""
+    raw = text[start:end]
+    out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, end, confidence)
+
+
 # words that end a request without being what to play ("... now", "... please", "... for me")
 _COURTESY = frozenset(("now", "please", "tonight", "today", "again", "thanks", "pls"))
 
@@ -148,8 +154,7 @@ def _grow_query_to_lead(out: SlotCollector, text: str, slot: SlotValue) -> None:
         if k != "search_query"
     ):
         return
-    raw = text[lead.end() : slot.end]
-    out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, lead.end(), slot.end, slot.confidence)
+    _set_query(out, text, lead.end(), slot.end, slot.confidence)
 
 
 _MEDIA_THE = re.compile(r"\b([\w ]+?)\s+(the\s+)$", re.IGNORECASE)
@@ -165,9 +170,7 @@ def _title_article(out: SlotCollector, text: str, slot: SlotValue) -> None:
         return
     if str(slot.value).lower().startswith("the "):
         return
-    start = m.start(2)
-    raw = text[start : slot.end]
-    out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
+    _set_query(out, text, m.start(2), slot.end, slot.confidence)
 
 
 # a query that names nothing to search for ("play something from ...")
@@ -210,8 +213,7 @@ def _placeholder_source(out: SlotCollector, text: str, slot: SlotValue) -> None:
     for name in [k for k, v in out.slots.items() if k != "search_query" and v.start >= 0]:
         if out.slots[name].start < end and start < out.slots[name].end:
             del out.slots[name]
-    raw = text[start:end]
-    out.slots["search_query"] = SlotValue(raw, raw, start, end, slot.confidence)
+    _set_query(out, text, start, end, slot.confidence)
 
 
 # words of the request itself, which a capital does not make part of a title ("Please Play ...")
@@ -252,8 +254,7 @@ def _grow_query_left(out: SlotCollector, text: str, slot: SlotValue) -> None:
             break
         start = m.start()
     if start != slot.start:
-        raw = text[start : slot.end]
-        out.slots["search_query"] = SlotValue(raw.strip(" ?.!,"), raw, start, slot.end, slot.confidence)
+        _set_query(out, text, start, slot.end, slot.confidence)
 
 
 def _split_media_word(out: SlotCollector, text: str) -> None:
