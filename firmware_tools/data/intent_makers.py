@@ -1903,21 +1903,22 @@ def clause_title(g: Gen) -> str:
 
 
 def search_play(g: Gen) -> Result:
-    # films and shows take a quarter: with a tenth (build 18), the crowd-written searches for
-    # cinema showtimes, labelled out of scope, outnumbered the requests to watch something at
-    # home about seven to one, and "let's watch a film" was rejected with confidence 0.96
+    # films and shows take a third (a quarter until build 66, a tenth until build 18): the
+    # crowd-written searches for cinema showtimes, labelled out of scope, outnumbered the requests
+    # to watch something at home about seven to one with a tenth, and "let's watch a film" was
+    # rejected with confidence 0.96
     r = g.rng.random()
-    if r < 0.32:
+    if r < 0.27:
         return _play_title(g)
-    if r < 0.39:
+    if r < 0.33:
         return _play_by_era(g)
-    if r < 0.47:
+    if r < 0.40:
         return _play_genre(g)
-    if r < 0.55:
+    if r < 0.47:
         return _play_by_artist(g)
-    if r < 0.64:
+    if r < 0.55:
         return _play_on_service(g)
-    if r < 0.69:
+    if r < 0.59:
         return _open_provider(g)
     if r < 0.94:
         return _watch(g)
@@ -2271,16 +2272,17 @@ def _watch(g: Gen) -> Result:
             g,
             "HassMediaSearchAndPlay",
             (
-                "put on the {c} {q} {p}",
-                "(play|start) the {c} {q} {p}",
-                "i want to (watch|see) the {c} {q} {p}",
-                "i'd like to (watch|see) the {c} {q} {p}",
-                "let's watch the {c} {q} {p}",
-                "(can|could) you put on the {c} {q} {p} ?",
+                "put on the {c} {q} {o} {p}",
+                "(play|start) the {c} {q} {o} {p}",
+                "i want to (watch|see) the {c} {q} {o} {p}",
+                "i'd like to (watch|see) the {c} {q} {o} {p}",
+                "let's watch the {c} {q} {o} {p}",
+                "(can|could) you put on the {c} {q} {o} {p} ?",
                 "play the (first|latest|newest) episode of the {c} {q} {p}",
             ),
             c=c,
             q=_q(_film(g)),
+            o=_untagged(_film_option(g)),
             p=p,
         )
     if r < 0.65:
@@ -2293,34 +2295,61 @@ def _watch(g: Gen) -> Result:
             g,
             "HassMediaSearchAndPlay",
             (
-                "put on a {q} {c} {p}",
-                "(i want to watch|i'd like to watch|i feel like watching) a {q} {c} {p}",
+                "put on a {q} {c} {o} {p}",
+                "(i want to watch|i'd like to watch|i feel like watching) a {q} {c} {o} {p}",
+                "(i want to|i'd like to) see a {q} {c} {o} {p}",
                 "play a {q} {c} {p}",
                 "let's watch a {q} {c} [tonight] {p}",
                 "pick a (good|) {q} {c} for us (to watch|) {p}",
             ),
             q=_q(kind),
             c=c,
+            o=_untagged(_film_option(g)),
             p=p,
         )
     return _run(
         g,
         "HassMediaSearchAndPlay",
         (
-            "i want to watch {q} {p}",
-            "i'd (like|love) to (see|watch) {q} {p}",
+            "i want to watch {q} {o} {p}",
+            "i'd (like|love) to (see|watch) {q} {o} {p}",
             "let's watch {q} [tonight] {p}",
             "(can|could) we watch {q} {p} ?",
             "i feel like watching {q} {p}",
-            "put on {q} {p}",
-            "(watch|stream) {q} {p}",
+            "put on {q} {o} {p}",
+            "(watch|stream) {q} {o} {p}",
             "time to watch {q} {p}",
             "the kids want to watch {q} {p}",
             "i'm in the mood to watch {q}",
             "<pls> put {q} on {p}",
         ),
         q=_q(_film(g)),
+        o=_untagged(_film_option(g)),
         p=p,
+    )
+
+
+def _film_option(g: Gen) -> str:
+    """How to play it, said after a film's title or kind, half the time: "with subtitles",
+    "in french", "online", "from the beginning" (no slot: the player's settings)."""
+    if g.rng.random() < 0.5:
+        return ""
+    language = g.choice(("english", "spanish", "french", "german", "italian", "hindi", "japanese"))
+    return g.choice(
+        (
+            "with subtitles",
+            f"with {language} subtitles",
+            "with the subtitles on",
+            "with captions",
+            f"in {language}",
+            f"dubbed in {language}",
+            "in the original language",
+            "online",
+            "in hd",
+            "in 4k",
+            "from the beginning",
+            "from the start",
+        )
     )
 
 
@@ -2332,10 +2361,10 @@ def _watch_any(g: Gen) -> Result:
         "HassMediaSearchAndPlay",
         (
             "put on {a} {c} {w} {p}",
-            "(i want to|i'd like to|i'd love to) watch {a} {c} {w} {p}",
+            "(i want to|i'd like to|i'd love to) watch {a} {c} {o} {w} {p}",
             "let's watch {a} {c} {w} {p}",
             "(can|could|would) you (play|put on|start) {a} {c} [for me] {p} ?",
-            "i feel like watching {a} {c} {w} {p}",
+            "i feel like watching {a} {c} {o} {w} {p}",
             "i'm in the mood (for|to watch) {a} {c} {p}",
             "play {a} {c} {w} {p}",
             "(start|begin) {a} {c} {p}",
@@ -2345,6 +2374,7 @@ def _watch_any(g: Gen) -> Result:
         a=_untagged(article),
         c=c,
         w=_untagged(g.choice(("", "", "now", "right now", "tonight", "please"))),
+        o=_untagged(_film_option(g)),
         p=lambda: _player(g),
     )
 
@@ -3565,7 +3595,9 @@ WEIGHTS: dict[str, float] = {
     "HassToggle": 0.8,
     "HassSetPosition": 1.3,
     "HassStartTimer": 2.0,
-    "HassMediaSearchAndPlay": 3.0,  # titles, eras, genres, artists, services, films, wishes
+    # titles, eras, genres, artists, services, films, wishes: 5 since build 66 (3 before; the
+    # frozen-encoder probe in docs/model.md, "Build 66", chose it)
+    "HassMediaSearchAndPlay": 5.0,
     "HassGetWeather": 1.4,  # now, later at a place, an element, warmer/colder outside
     "HassListAddItem": 1.2,
     "HassClimateSetTemperature": 1.3,
