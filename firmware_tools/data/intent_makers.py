@@ -2331,7 +2331,8 @@ def _watch(g: Gen) -> Result:
 
 def _film_option(g: Gen) -> str:
     """How to play it, said after a film's title or kind, half the time: "with subtitles",
-    "in french", "online", "from the beginning" (no slot: the player's settings)."""
+    "online", "from the beginning" (no slot: the player's settings). Not "in french": build 66
+    had it, and an untagged "in <word>" at the end of a request is where a weather place goes."""
     if g.rng.random() < 0.5:
         return ""
     language = g.choice(("english", "spanish", "french", "german", "italian", "hindi", "japanese"))
@@ -2341,8 +2342,6 @@ def _film_option(g: Gen) -> str:
             f"with {language} subtitles",
             "with the subtitles on",
             "with captions",
-            f"in {language}",
-            f"dubbed in {language}",
             "in the original language",
             "online",
             "in hd",
