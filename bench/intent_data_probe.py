@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from encoder_probe import OOS, label_index, minilm  # noqa: E402
 from intents_sgd_kinds import kind_of  # noqa: E402
 
 from firmware_tools.data.intents import IntentExample, generate  # noqa: E402
@@ -47,7 +48,6 @@ from firmware_tools.data.sgd import load_sgd  # noqa: E402
 from firmware_tools.model.dataset import INTENT_LABELS  # noqa: E402
 from firmware_tools.model.linear import fit_softmax, softmax_logits  # noqa: E402
 
-OOS = len(INTENT_LABELS) - 1
 PLAY = INTENT_LABELS.index("HassMediaSearchAndPlay")
 
 
@@ -55,29 +55,21 @@ class Embedder:
     """Frozen MiniLM sentence embeddings, unit length, kept by text (and in ``cache``)."""
 
     def __init__(self, cache: Path | None) -> None:
-        from firmware_tools.model.pretrained import default_zip, load_checkpoint
-
-        self._ckpt = load_checkpoint(default_zip())
+        self._embed = minilm()
         self._path = cache
         self._known: dict[str, np.ndarray] = {}
         if cache is not None and cache.is_file():
             self._known = pickle.loads(cache.read_bytes())
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        from firmware_tools.model.teacher import sentence_embeddings
-
         new = sorted({t for t in texts if t not in self._known})
         if new:
-            matrix = sentence_embeddings(self._ckpt, new).astype(np.float32)
+            matrix = self._embed(new)
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             self._known.update(zip(new, matrix, strict=True))
             if self._path is not None:
                 self._path.write_bytes(pickle.dumps(self._known))
         return np.stack([self._known[t] for t in texts])
-
-
-def label(intent: str | None) -> int:
-    return OOS if intent is None else INTENT_LABELS.index(intent)
 
 
 def share(hits: np.ndarray) -> str:
@@ -113,13 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in (ROOT / "tests" / "data" / "oos_dev.txt").read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    sgd_gold = np.array([label(e.intent) for e in sgd])
+    sgd_gold = np.array([label_index(e.intent) for e in sgd])
     sgd_kind = np.array([kind_of(e.text) for e in sgd])
-    dev_gold = np.array([label(e.intent) for e in dev])
+    dev_gold = np.array([label_index(e.intent) for e in dev])
     for seed in args.seeds:
         rows = training_rows(seed, args.generated, args.per_source, real)
         w = fit_softmax(
-            embed([r.text for r in rows]), np.array([label(r.intent) for r in rows]), len(INTENT_LABELS)
+            embed([r.text for r in rows]), np.array([label_index(r.intent) for r in rows]), len(INTENT_LABELS)
         )
 
         def predict(texts: Sequence[str], w: np.ndarray = w) -> np.ndarray:

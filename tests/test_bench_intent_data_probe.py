@@ -34,4 +34,4 @@ def test_a_seed_draws_generated_rows_and_at_most_per_source_rows_of_each_corpus(
 def test_a_share_is_a_percentage_and_an_empty_set_says_so() -> None:
     assert bench.share(np.array([True, False, True, True])) == "75.00%"
     assert bench.share(np.array([], dtype=bool)) == "-"
-    assert bench.label(None) == bench.OOS
+    assert bench.label_index(None) == bench.OOS
