@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+OOS_DEV = ROOT / "tests" / "data" / "oos_dev.txt"
+
+
+def oos_dev_lines() -> list[str]:
+    """The requests of ``tests/data/oos_dev.txt`` (none of our intents; ``#`` lines are comments)."""
+    lines = OOS_DEV.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def _pythonpath() -> str:

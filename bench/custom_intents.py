@@ -73,7 +73,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy, as edge-agen
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
-from bench._cli import run_lines  # noqa: E402
+from bench._cli import oos_dev_lines, run_lines  # noqa: E402
 from edge_agent.nlu.custom import (  # noqa: E402
     CustomIndex,
     CustomSentences,
@@ -88,7 +88,6 @@ CLINC_FILE = ROOT / "bench" / "data" / "custom_clinc.yaml"
 # the word-piece overlap weights --tune tries (CustomSettings.lexical_weight)
 LEXICAL_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
 HOME = ROOT / "tests" / "data" / "home_example.yaml"
-OOS_DEV = ROOT / "tests" / "data" / "oos_dev.txt"
 OOS_COVERED = ROOT / "bench" / "data" / "custom_12_oos_dev.tsv"
 SHARED = (ROOT.parent / "shared", ROOT.parents[1] / "shared")
 OUR_SGD = ("Weather", "Music", "Media", "Alarm")
@@ -512,11 +511,7 @@ def guard(
     )
     home = tmp / "ha_home.yaml"
     home.write_text(yaml.safe_dump(fixtures_to_home(fixtures)), encoding="utf-8")
-    oos = [
-        x.strip()
-        for x in OOS_DEV.read_text(encoding="utf-8").splitlines()
-        if x.strip() and not x.startswith("#")
-    ]
+    oos = oos_dev_lines()
     rows, _ = mapped(_shared("data", args.data_dir), "dev")
     labels = {"clinc": clinc_labels(path), "snips": clinc_labels(path, "snips")}
     loaded = set(yaml.safe_load(path.read_text())["intents"])

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from encoder_probe import OOS, label_index, minilm  # noqa: E402
 from intents_sgd_kinds import kind_of  # noqa: E402
 
+from bench._cli import oos_dev_lines  # noqa: E402
 from firmware_tools.data.intents import IntentExample, generate  # noqa: E402
 from firmware_tools.data.real import load_real  # noqa: E402
 from firmware_tools.data.sgd import load_sgd  # noqa: E402
@@ -100,11 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     real = load_real(args.data_dir, "train")
     dev = load_real(args.data_dir, "dev")
     sgd = load_sgd(args.data_dir, "test")
-    oos_dev = [
-        line.strip()
-        for line in (ROOT / "tests" / "data" / "oos_dev.txt").read_text(encoding="utf-8").splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
+    oos_dev = oos_dev_lines()
     sgd_gold = np.array([label_index(e.intent) for e in sgd])
     sgd_kind = np.array([kind_of(e.text) for e in sgd])
     dev_gold = np.array([label_index(e.intent) for e in dev])

@@ -44,13 +44,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._cli import paired_line, run_lines  # noqa: E402
+from bench._cli import oos_dev_lines, paired_line, run_lines  # noqa: E402
 from edge_agent.nlu.home import Home  # noqa: E402
 from edge_agent.nlu.schema import INTENTS  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "eval" / "intents" / "ha_tests_en.jsonl"
 FIXTURES = DEV.with_name("ha_tests_en_fixtures.yaml")
-OOS = ROOT / "tests" / "data" / "oos_dev.txt"
 INSCOPE = ROOT / "tests" / "data" / "inscope_dev.jsonl"
 PROBES = [
     ROOT / "tests" / "data" / name for name in ("probe_dev.jsonl", "probe2_dev.jsonl", "probe3_dev.jsonl")
@@ -200,11 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev = _jsonl(DEV)
     home_dict = fixtures_to_home(yaml.safe_load(FIXTURES.read_text(encoding="utf-8")))
     home = Home.from_dict(home_dict)
-    oos = [
-        line.strip()
-        for line in OOS.read_text(encoding="utf-8").splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
+    oos = oos_dev_lines()
     inscope = _jsonl(INSCOPE)
     probes = {path.name: _jsonl(path) for path in PROBES}
 
