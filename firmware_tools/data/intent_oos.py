@@ -1064,29 +1064,7 @@ _WIDE: tuple[str, ...] = (
     "(the|my) (weather|music|movie) app (keeps crashing|is slow|won't load)",
 )
 
-# the contrast side of film requests and of "status of <device>" (issue 31): a status that lives
-# with a shop, a bank or an office, and "watch" that plays nothing; drawn three times as often as
-# one template of the other sets, since the in-scope side of each has many templates
-_CONTRAST = (
-    "[what's|what is|check|tell me|give me] the status of my (order|package|refund|application|"
-    "insurance claim|support ticket|reservation|booking|loan application|visa application|"
-    "passport renewal|return|repair|bank transfer|subscription) [please]",
-    "(is there|any|do you have an) update on my (order|refund|claim|ticket|application|repair) ?",
-    "(what's|what is) the status (of|on) {topic} ?",
-    "(status update|progress report) on {topic} [please]",
-    "has my (order|package|refund|payment|paycheck|tax return) (shipped|arrived|come in|"
-    "gone through|been processed) [yet] ?",
-    "did my (order|package|refund|payment|paycheck) (ship|arrive|come in|go through) [yet] ?",
-    "(can you|could you|please) (watch|keep an eye on) (the kids|the baby|the dog|my bag|the house|"
-    "the stove|the pot) [for me|while i'm out|for a minute]",
-    "i (need|have|ought) to watch my (weight|spending|diet|language|sugar|salt|blood pressure)",
-    "(did you watch|did you see|have you seen|have you watched) (the game|the news|that show|"
-    "the debate|the final|{title}) [last night|yesterday|already|this week] ?",
-    "we watched {title} (last night|yesterday|on the weekend) [and loved it|and it was boring]",
-    "(how many|which) (movies|films|shows) have i watched (this year|this month|lately) ?",
-)
-
-_ALL_TEMPLATES = _TEMPLATES + _WIDE + _CONTRAST * 3
+_ALL_TEMPLATES = _TEMPLATES + _WIDE
 
 
 def make_oos(g: Gen) -> tuple[str | None, list[Piece], dict[str, object]]:
