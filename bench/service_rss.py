@@ -36,10 +36,11 @@ from typing import Any
 
 import paho.mqtt.client as paho
 import yaml
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from _probe import subscribed_client  # noqa: E402  (bench/)
 
 from edge_agent.demo.broker import Mosquitto  # noqa: E402
 
@@ -85,19 +86,10 @@ class Probe:
         self.summary_lines = 0
         self.online = threading.Event()
         self.cond = threading.Condition()
-        self.client = paho.Client(
-            CallbackAPIVersion.VERSION2, client_id="rss-probe", protocol=MQTTProtocolVersion.MQTTv5
+        # a stock client (no TCP_NODELAY), subscribed at QoS 1 before the first publish
+        self.client = subscribed_client(
+            port, "rss-probe", self._on_message, [f"{self.base}/#"], no_delay=False
         )
-        self.client.max_inflight_messages_set(1000)
-        self.client.max_queued_messages_set(0)
-        self.client.on_message = self._on_message
-        subscribed = threading.Event()
-        self.client.on_subscribe = lambda *_a: subscribed.set()
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        self.client.subscribe(f"{self.base}/#", qos=1)
-        if not subscribed.wait(10):
-            raise SystemExit("bench: the probe could not subscribe")
 
     def _on_message(self, _c: Any, _u: Any, msg: paho.MQTTMessage) -> None:
         suffix = msg.topic.removeprefix(self.base + "/")
