@@ -76,12 +76,11 @@ def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, t
     a, b = model.run_intent_outputs(ids), streamed.run_intent_outputs(ids)
     gap = np.abs(a.intent_logits - b.intent_logits).max()
     assert gap < 1.0
-    # the int8 segments round at their own boundaries: a near-tie within that gap may go either
-    # way, every answer with a clear lead is the same
-    top2 = np.sort(a.intent_logits, axis=1)[:, -2:]
-    clear = top2[:, 1] - top2[:, 0] > 2 * gap
-    assert clear.sum() >= 2
-    assert (a.intent_logits.argmax(1)[clear] == b.intent_logits.argmax(1)[clear]).all()
+    # the int8 segments round at their own boundaries, so the two may differ by that rounding
+    # only: small beside how far apart each line's intent logits lie (an argmax comparison would
+    # add nothing: a near-tie may flip inside any gap, a clear lead cannot)
+    spread = np.ptp(a.intent_logits, axis=1).min()
+    assert gap < 0.2 * spread, (gap, spread)
     assert a.embedding is not None and b.embedding is not None
     assert np.abs(a.embedding - b.embedding).max() < 0.05
     assert (model.run_logs(log_ids)[0].argmax(1) == streamed.run_logs(log_ids)[0].argmax(1)).all()
