@@ -71,7 +71,8 @@ def test_the_teacher_exports_as_a_bundle_the_agent_runs(tiny_build: TinyBuild, t
     own = Model(student, tasks=("logs",))
     assert all((a == b).all() for a, b in zip(model.run_logs(log_ids), own.run_logs(log_ids), strict=True))
     own.close()
-    # streamed from its segments, one at a time under a small budget: the same answers
+    # streamed from its segments, one at a time under a small budget: the same answers up to the
+    # int8 rounding at the segments' boundaries
     streamed = Model(bundle, residency="stream", weight_budget_mb=4)
     a, b = model.run_intent_outputs(ids), streamed.run_intent_outputs(ids)
     gap = np.abs(a.intent_logits - b.intent_logits).max()
