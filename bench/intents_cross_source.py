@@ -192,6 +192,7 @@ def main() -> int:
     lexical_init = bool(built.get("lexical_init"))
     lexical_width = float(built.get("lexical_width", 1.0))
     substitute = int(built.get("substitute", 0))
+    intent_soft = float(built.get("intent_soft", 0.5))
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -212,6 +213,7 @@ def main() -> int:
         lexical_init=lexical_init,
         lexical_width=lexical_width,
         substitute=substitute,
+        intent_soft=intent_soft,
     )
     if args.save:
         np.savez(

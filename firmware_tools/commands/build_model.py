@@ -89,6 +89,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "teachers' labels (default: 0, none; with --work the data and teacher stages are reused)",
     )
     p.add_argument(
+        "--intent-soft",
+        type=_share,
+        default=0.5,
+        metavar="SHARE",
+        help="the share, in (0, 1], of the students' intent loss taken from the teachers' soft "
+        "labels; the rest from the hard labels (default 0.5; the log heads keep half and half; "
+        "with --work the data and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -157,7 +166,7 @@ def _count(text: str) -> int:
 
 
 def _share(text: str) -> float:
-    """A share of a width: a number in (0, 1]."""
+    """A share (of a width, of a loss): a number in (0, 1]."""
     try:
         value = float(text)
     except ValueError:
@@ -243,6 +252,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "lexical_init", False) and args.lexical_width != 1.0
             else ""
         )
+        + (
+            f", {args.intent_soft:g} of the intent loss from soft labels"
+            if getattr(args, "intent_soft", 0.5) != 0.5
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -308,5 +322,6 @@ def _run(args: argparse.Namespace) -> int:
         lexical_init=args.lexical_init,
         lexical_width=args.lexical_width,
         substitute=args.substitute,
+        intent_soft=args.intent_soft,
     )
     return 0

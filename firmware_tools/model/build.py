@@ -116,6 +116,9 @@ class BuildPlan:
     # encoder finds alike (transfer.substitute, lexicon.word_neighbours), labelled by the teachers
     # as the extra texts are: they train the intent head and the sentence embedding, not the slots
     n_substitute: int = 0
+    # share of the students' intent loss taken from the teachers' soft labels (the rest from the
+    # hard labels); the log heads keep half and half
+    intent_soft: float = 0.5
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -197,6 +200,7 @@ def build(
     lexical_init: bool = False,
     lexical_width: float = 1.0,
     substitute: int = 0,
+    intent_soft: float = 0.5,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -222,6 +226,8 @@ def build(
     its width (``BuildPlan.lexical_width``).
     ``substitute``: that many texts with words swapped for the encoder's neighbours train the
     students' intent head on the teachers' labels (``BuildPlan.n_substitute``).
+    ``intent_soft``: the share of the students' intent loss taken from the teachers' soft labels
+    (``BuildPlan.intent_soft``; the rest from the hard labels).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -234,6 +240,8 @@ def build(
         plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
     if substitute:
         plan = dataclasses.replace(plan, n_substitute=substitute)
+    if intent_soft != plan.intent_soft:
+        plan = dataclasses.replace(plan, intent_soft=intent_soft)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -262,6 +270,7 @@ def build(
             **({"lexical_init": True} if lexical_init else {}),
             **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
             **({"substitute": substitute} if substitute else {}),
+            **({"intent_soft": intent_soft} if intent_soft != 0.5 else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -1299,6 +1308,8 @@ class _StudentTrainer:
             # (keys of students seeded by the build's own random state stay as they were)
             *((f"sseed{self.student_seed}",) if self.student_seed is not None else ()),
             *((_lexicon_tag(self.plan.lexical_width),) if self.lexicon is not None else ()),
+            # (keys of students with the default half-and-half intent loss stay as they were)
+            *((f"isoft{self.plan.intent_soft:g}",) if self.plan.intent_soft != 0.5 else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
@@ -1318,6 +1329,7 @@ class _StudentTrainer:
             sentence_weight=self.plan.sentence_weight,
             jit_compile=self.plan.student_jit,
             ema=self.plan.student_ema,
+            intent_kd=KD(alpha=1.0 - self.plan.intent_soft, temperature=2.0),
         )
         net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
         return net

@@ -161,6 +161,7 @@ def run_folds(
     lexical_init: bool = False,
     lexical_width: float = 1.0,
     substitute: int = 0,
+    intent_soft: float = 0.5,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -170,7 +171,8 @@ def run_folds(
     fine-tuned teacher saw every source, and so did the second teacher's head that labels them).
     ``lexical_init``, ``lexical_width``: the build's ``--lexical-init`` and ``--lexical-width``
     (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``). ``substitute``: the build's
-    ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``)."""
+    ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``).
+    ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -179,6 +181,8 @@ def run_folds(
         plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
     if substitute:
         plan = dataclasses.replace(plan, n_substitute=substitute)
+    if intent_soft != plan.intent_soft:
+        plan = dataclasses.replace(plan, intent_soft=intent_soft)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))

@@ -211,12 +211,14 @@ def fit(
     sentence_weight: float = 1.0,
     jit_compile: bool | str = "auto",
     ema: float | None = None,
+    intent_kd: KD | None = None,
 ) -> None:
     """Train ``net``; ``log_weight`` weighs the severity and category losses against the others,
     ``slot_weight`` the slot tags', ``sentence_weight`` the sentence embedding's; ``jit_compile``
     as keras' (False: no XLA compilation, which a few dozen steps do not pay back); ``ema``: the
     momentum of an exponential moving average of the weights, which replaces them when training
-    ends (None: the last step's weights)."""
+    ends (None: the last step's weights); ``intent_kd``: the intent head's own mix of hard and
+    soft labels (None: ``kd``, as the log heads)."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
     compile_heads(
@@ -229,6 +231,7 @@ def fit(
         sentence_weight=sentence_weight,
         jit_compile=jit_compile,
         ema=ema,
+        intent_kd=intent_kd,
     )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
@@ -250,6 +253,7 @@ def compile_heads(
     sentence_weight: float = 1.0,
     jit_compile: bool | str = "auto",
     ema: float | None = None,
+    intent_kd: KD | None = None,
 ) -> None:
     """AdamW with cosine decay over ``steps`` (keeping a moving average of the weights with
     momentum ``ema``, which keras' ``fit`` writes into the model at its end), and the
@@ -258,7 +262,7 @@ def compile_heads(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
     )
     loss = {
-        "intent": _softmax_kd(kd),
+        "intent": _softmax_kd(kd if intent_kd is None else intent_kd),
         "slots": _softmax_kd(KD(alpha=1.0)),  # hard tags (make_targets says why)
         "severity": _softmax_kd(kd),
         "category": _softmax_kd(kd),
