@@ -172,5 +172,36 @@ def check_only_the_named_extra_rows_learn_the_teachers_intent() -> None:
     np.testing.assert_array_equal(sentence[5:, 0], [1.0, 1.0, 1.0])
 
 
+def check_the_intent_head_takes_its_own_mix_of_hard_and_soft_labels() -> None:
+    """``intent_kd`` (``--intent-soft``) sets the intent head's loss alone; the log heads keep
+    ``kd``, and without it the intent head does too."""
+    from firmware_tools.model.network import NetConfig, build_network
+    from firmware_tools.model.train import compile_heads
+
+    rng = np.random.default_rng(6)
+    intents, logs = _arrays(rng)
+    data = make_targets(intents, logs, _teacher(rng, 5), N_CLASSES)
+    cfg = NetConfig(
+        vocab=16, max_len=L, d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8,
+        n_intents=len(INTENT_LABELS), n_tags=N_TAGS, n_severity=6, n_category=12, dropout=0.0,
+    )  # fmt: skip
+    half, mostly_soft = KD(alpha=0.5), KD(alpha=0.1)
+    y_int, y_cat = data.y["intent"], data.y["category"]
+    z_int = rng.normal(size=(5, N_CLASSES["intent"])).astype(np.float32)
+    z_cat = rng.normal(size=(5, N_CLASSES["category"])).astype(np.float32)
+
+    def losses(intent_kd: KD | None) -> tuple[float, float]:
+        net = build_network(cfg, "mix")
+        compile_heads(net.model, lr=0.01, steps=1, kd=half, log_weight=0.5, intent_kd=intent_kd)
+        loss = net.model.loss
+        return float(loss["intent"](y_int, z_int)), float(loss["category"](y_cat, z_cat))
+
+    want_half = float(_softmax_kd(half)(y_int, z_int)), float(_softmax_kd(half)(y_cat, z_cat))
+    want_soft = float(_softmax_kd(mostly_soft)(y_int, z_int))
+    assert abs(want_soft - want_half[0]) > 1e-3  # the two mixes tell apart on these rows
+    np.testing.assert_allclose(losses(None), want_half, rtol=1e-6)
+    np.testing.assert_allclose(losses(mostly_soft), (want_soft, want_half[1]), rtol=1e-6)
+
+
 if __name__ == "__main__":
     sys.exit(run_checks(globals()))

@@ -157,6 +157,8 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode != 0 and "--lexical-width needs --lexical-init" in proc.stderr
     proc = edge_fw(*no, "--substitute", "-5")
     assert proc.returncode == 2 and "the number must be >= 0, got -5" in proc.stderr
+    proc = edge_fw(*no, "--intent-soft", "1.5")
+    assert proc.returncode == 2 and "the share must be in (0, 1], got 1.5" in proc.stderr
     assert not (tmp_path / "no").exists()
 
 
@@ -257,6 +259,10 @@ def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path)
     assert full.cross_source is True and fast.cross_source is False
     assert any("cross-source folds" in line for line in plan_lines(full, tmp_path / "enc.zip"))
     assert any("--no-cross-source" in line for line in plan_lines(fast, tmp_path / "enc.zip"))
+    soft = parser.parse_args(["build-model", "--data-dir", str(data), "--intent-soft", "0.9"])
+    assert full.intent_soft == 0.5 and soft.intent_soft == 0.9
+    assert "of the intent loss" not in plan_lines(full, tmp_path / "enc.zip")[0]
+    assert "0.9 of the intent loss from soft labels" in plan_lines(soft, tmp_path / "enc.zip")[0]
 
 
 def test_the_work_directory_knows_the_encoder_by_name_and_size_not_by_path(tmp_path: Path) -> None:
