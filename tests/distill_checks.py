@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run by runpy: the he
 from childcheck import run_checks
 
 from firmware_tools.model.dataset import INTENT_LABELS, SLOT_TAGS, IntentArrays, LogArrays
+from firmware_tools.model.network import NetConfig, Network, build_network
 from firmware_tools.model.train import KD, SentenceTargets, _sigmoid_kd, _softmax_kd, make_targets
 
 L, N_TAGS = 6, len(SLOT_TAGS)
@@ -37,6 +38,15 @@ def _teacher(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     out = {k: rng.normal(size=(n, c)).astype(np.float32) for k, c in N_CLASSES.items()}
     out["slots"] = rng.normal(size=(n, L, N_TAGS)).astype(np.float32)
     return out
+
+
+def _tiny_network(name: str) -> Network:
+    """A one-conv-block student of width 8 with every head, for the loss and optimizer checks."""
+    cfg = NetConfig(
+        vocab=16, max_len=L, d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8,
+        n_intents=len(INTENT_LABELS), n_tags=N_TAGS, n_severity=6, n_category=12, dropout=0.0,
+    )  # fmt: skip
+    return build_network(cfg, name)
 
 
 def check_slot_targets_are_hard_tags_with_or_without_a_teacher() -> None:
@@ -89,17 +99,12 @@ def check_moving_average_replaces_the_last_weights() -> None:
     step (keras' first step starts the average at the weights themselves), not the last step's."""
     import keras
 
-    from firmware_tools.model.network import NetConfig, build_network
     from firmware_tools.model.train import compile_heads
 
     rng = np.random.default_rng(3)
     intents, logs = _arrays(rng)
     data = make_targets(intents, logs, _teacher(rng, 5), N_CLASSES)
-    cfg = NetConfig(
-        vocab=16, max_len=L, d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8,
-        n_intents=len(INTENT_LABELS), n_tags=N_TAGS, n_severity=6, n_category=12, dropout=0.0,
-    )  # fmt: skip
-    net = build_network(cfg, "ema")
+    net = _tiny_network("ema")
     momentum, steps = 0.8, 6
     compile_heads(net.model, lr=0.05, steps=steps, kd=KD(alpha=0.5), log_weight=0.5, ema=momentum)
     seen: list[list[np.ndarray]] = []
@@ -175,23 +180,18 @@ def check_only_the_named_extra_rows_learn_the_teachers_intent() -> None:
 def check_the_intent_head_takes_its_own_mix_of_hard_and_soft_labels() -> None:
     """``intent_kd`` (``--intent-soft``) sets the intent head's loss alone; the log heads keep
     ``kd``, and without it the intent head does too."""
-    from firmware_tools.model.network import NetConfig, build_network
     from firmware_tools.model.train import compile_heads
 
     rng = np.random.default_rng(6)
     intents, logs = _arrays(rng)
     data = make_targets(intents, logs, _teacher(rng, 5), N_CLASSES)
-    cfg = NetConfig(
-        vocab=16, max_len=L, d_model=8, block_kinds=("conv",), n_heads=1, d_ff=8,
-        n_intents=len(INTENT_LABELS), n_tags=N_TAGS, n_severity=6, n_category=12, dropout=0.0,
-    )  # fmt: skip
     half, mostly_soft = KD(alpha=0.5), KD(alpha=0.1)
     y_int, y_cat = data.y["intent"], data.y["category"]
     z_int = rng.normal(size=(5, N_CLASSES["intent"])).astype(np.float32)
     z_cat = rng.normal(size=(5, N_CLASSES["category"])).astype(np.float32)
 
     def losses(intent_kd: KD | None) -> tuple[float, float]:
-        net = build_network(cfg, "mix")
+        net = _tiny_network("mix")
         compile_heads(net.model, lr=0.01, steps=1, kd=half, log_weight=0.5, intent_kd=intent_kd)
         loss = net.model.loss
         return float(loss["intent"](y_int, z_int)), float(loss["category"](y_cat, z_cat))
