@@ -193,6 +193,7 @@ def main() -> int:
     lexical_width = float(built.get("lexical_width", 1.0))
     substitute = int(built.get("substitute", 0))
     intent_soft = float(built.get("intent_soft", 0.5))
+    soft_generated = built.get("intent_soft_generated")
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -214,6 +215,7 @@ def main() -> int:
         lexical_width=lexical_width,
         substitute=substitute,
         intent_soft=intent_soft,
+        intent_soft_generated=None if soft_generated is None else float(soft_generated),
     )
     if args.save:
         np.savez(

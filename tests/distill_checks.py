@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,7 +156,6 @@ def check_unlabelled_extra_rows_learn_the_teachers_intent_only_when_given() -> N
         make_targets(intents, logs, teacher, N_CLASSES, SentenceTargets(rows, extra_ids, extra, labels[:1]))
 
 
-
 def check_only_the_named_extra_rows_learn_the_teachers_intent() -> None:
     """``extra_intent_rows``: SGD's texts (sentence only) and substituted texts (intent too) in
     one set of extra rows; the unnamed rows keep weight 0 on the intent head."""
@@ -201,6 +201,64 @@ def check_the_intent_head_takes_its_own_mix_of_hard_and_soft_labels() -> None:
     assert abs(want_soft - want_half[0]) > 1e-3  # the two mixes tell apart on these rows
     np.testing.assert_allclose(losses(None), want_half, rtol=1e-6)
     np.testing.assert_allclose(losses(mostly_soft), (want_soft, want_half[1]), rtol=1e-6)
+
+
+def check_each_intent_row_takes_its_own_share_of_hard_labels() -> None:
+    """``intent_hard`` (``--intent-soft-generated``): a share column in the intent targets; each
+    row's loss is the plain mix at its own share, the extra rows take ``extra_hard``."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from firmware_tools.model.build import intent_hard_shares, plan_for
+    from firmware_tools.model.train import _row_share_kd, compile_heads
+
+    rng = np.random.default_rng(7)
+    intents, logs = _arrays(rng)
+    teacher = _teacher(rng, 5)
+    plain = make_targets(intents, logs, teacher, N_CLASSES)
+    rows = make_targets(intents, logs, teacher, N_CLASSES, None, np.array([0.0, 1.0, 0.3]), 0.8)
+    y = rows.y["intent"]
+    assert rows.intent_rows and not plain.intent_rows
+    np.testing.assert_allclose(y[:, 2], [0.0, 1.0, 0.3, 0.8, 0.8])
+    np.testing.assert_array_equal(np.delete(y, 2, axis=1), plain.y["intent"])
+    for head in ("slots", "severity", "category", "anomaly"):
+        np.testing.assert_array_equal(rows.y[head], plain.y[head])
+    z = rng.normal(size=(5, N_CLASSES["intent"])).astype(np.float32)
+    loss = _row_share_kd(2.0)
+    for i, share in enumerate((0.0, 1.0, 0.3)):
+        want = float(_softmax_kd(KD(alpha=share, temperature=2.0))(plain.y["intent"][[i]], z[[i]]))
+        np.testing.assert_allclose(float(loss(y[[i]], z[[i]])), want, rtol=1e-5)
+    # one share on every row is the plain mix, and compile_heads picks the row loss when asked
+    same = make_targets(intents, logs, teacher, N_CLASSES, None, np.full(3, 0.5), 0.5).y["intent"]
+    want_all = float(_softmax_kd(KD(alpha=0.5))(plain.y["intent"], z))
+    net = _tiny_network("rows")
+    compile_heads(net.model, lr=0.01, steps=1, kd=KD(alpha=0.5), log_weight=0.5, intent_rows=True)
+    np.testing.assert_allclose(float(net.model.loss["intent"](same, z)), want_all, rtol=1e-5)
+    assert abs(float(loss(y, z)) - want_all) > 1e-3  # the shares tell apart on these rows
+    # fit trains on the share column (a step moves the intent head's weights)
+    from firmware_tools.model.train import fit
+
+    before = [w.copy() for w in net.model.get_weights()]
+    fit(net, rows, epochs=1, batch=5, lr=0.05, kd=KD(alpha=0.5), seed=0, desc="rows", jit_compile=False)
+    after = net.model.get_weights()
+    assert all(np.isfinite(w).all() for w in after)
+    assert max(float(np.abs(a - b).max()) for a, b in zip(after, before, strict=True)) > 1e-4
+    # the extra texts that train the intent head carry the other rows' share
+    extra_ids = np.array([[21, 22, 0, 0, 0, 0]], np.int32)
+    labels = rng.normal(size=(1, N_CLASSES["intent"])).astype(np.float32)
+    sent = SentenceTargets(rng.normal(size=(3, 4)), extra_ids, rng.normal(size=(1, 4)), labels)
+    ext = make_targets(intents, logs, teacher, N_CLASSES, sent, np.zeros(3), 0.1).y["intent"]
+    np.testing.assert_allclose(ext[5], [1.0, labels.argmax(), 0.1, *labels[0]], rtol=1e-6)
+    for bad in (np.zeros(2), np.array([0.0, 1.5, 0.0])):
+        with pytest.raises(ValueError, match="intent_hard"):
+            make_targets(intents, logs, teacher, N_CLASSES, None, bad)
+    # the build's shares: the generator's rows (the first ones) on their own share
+    data: Any = SimpleNamespace(it_tr=SimpleNamespace(ids=np.zeros((5, L))), n_generated=2)
+    soft = dataclasses.replace(plan_for(False), intent_soft=0.9)
+    assert intent_hard_shares(soft, data) == (None, pytest.approx(0.1))
+    shares, rest = intent_hard_shares(dataclasses.replace(soft, intent_soft_generated=0.0), data)
+    assert shares is not None and rest == pytest.approx(0.1)
+    np.testing.assert_allclose(shares, [1.0, 1.0, 0.1, 0.1, 0.1])
 
 
 if __name__ == "__main__":

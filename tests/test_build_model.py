@@ -159,6 +159,8 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode == 2 and "the number must be >= 0, got -5" in proc.stderr
     proc = edge_fw(*no, "--intent-soft", "1.5")
     assert proc.returncode == 2 and "the share must be in (0, 1], got 1.5" in proc.stderr
+    proc = edge_fw(*no, "--intent-soft-generated", "-0.1")
+    assert proc.returncode == 2 and "the share must be in [0, 1], got -0.1" in proc.stderr
     assert not (tmp_path / "no").exists()
 
 
@@ -263,6 +265,12 @@ def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path)
     assert full.intent_soft == 0.5 and soft.intent_soft == 0.9
     assert "of the intent loss" not in plan_lines(full, tmp_path / "enc.zip")[0]
     assert "0.9 of the intent loss from soft labels" in plan_lines(soft, tmp_path / "enc.zip")[0]
+    assert full.intent_soft_generated is None
+    assert "generator's rows" not in plan_lines(soft, tmp_path / "enc.zip")[0]
+    hard_gen = parser.parse_args(["build-model", "--data-dir", str(data), "--intent-soft-generated", "0"])
+    assert hard_gen.intent_soft_generated == 0.0
+    line = plan_lines(hard_gen, tmp_path / "enc.zip")[0]
+    assert "0.5 of the intent loss from soft labels (0 on the generator's rows)" in line
 
 
 def test_the_work_directory_knows_the_encoder_by_name_and_size_not_by_path(tmp_path: Path) -> None:

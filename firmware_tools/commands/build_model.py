@@ -98,6 +98,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "with --work the data and teacher stages are reused)",
     )
     p.add_argument(
+        "--intent-soft-generated",
+        type=_closed_share,
+        default=None,
+        metavar="SHARE",
+        help="the same share, in [0, 1], on the generator's own rows, whose labels are right by "
+        "construction (0: their hard labels alone); the real, restyled and augmented rows keep "
+        "--intent-soft's (default: --intent-soft's on every row)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -173,6 +182,17 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0.0 < value <= 1.0:
         raise argparse.ArgumentTypeError(f"the share must be in (0, 1], got {value:g}")
+    return value
+
+
+def _closed_share(text: str) -> float:
+    """A share that may also be 0: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the share must be in [0, 1], got {value:g}")
     return value
 
 
@@ -255,6 +275,12 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
         + (
             f", {args.intent_soft:g} of the intent loss from soft labels"
             if getattr(args, "intent_soft", 0.5) != 0.5
+            or getattr(args, "intent_soft_generated", None) is not None
+            else ""
+        )
+        + (
+            f" ({args.intent_soft_generated:g} on the generator's rows)"
+            if getattr(args, "intent_soft_generated", None) is not None
             else ""
         )
         + f" -> {args.out} (replaced only when it succeeds)",
@@ -323,5 +349,6 @@ def _run(args: argparse.Namespace) -> int:
         lexical_width=args.lexical_width,
         substitute=args.substitute,
         intent_soft=args.intent_soft,
+        intent_soft_generated=args.intent_soft_generated,
     )
     return 0

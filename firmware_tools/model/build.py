@@ -119,6 +119,9 @@ class BuildPlan:
     # share of the students' intent loss taken from the teachers' soft labels (the rest from the
     # hard labels); the log heads keep half and half
     intent_soft: float = 0.5
+    # the same share on the generator's own rows, whose labels are right by construction (the
+    # real, restyled and augmented rows keep ``intent_soft``); None: ``intent_soft`` on every row
+    intent_soft_generated: float | None = None
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -201,6 +204,7 @@ def build(
     lexical_width: float = 1.0,
     substitute: int = 0,
     intent_soft: float = 0.5,
+    intent_soft_generated: float | None = None,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -227,7 +231,8 @@ def build(
     ``substitute``: that many texts with words swapped for the encoder's neighbours train the
     students' intent head on the teachers' labels (``BuildPlan.n_substitute``).
     ``intent_soft``: the share of the students' intent loss taken from the teachers' soft labels
-    (``BuildPlan.intent_soft``; the rest from the hard labels).
+    (``BuildPlan.intent_soft``; the rest from the hard labels); ``intent_soft_generated`` the
+    same share on the generator's rows alone (``BuildPlan.intent_soft_generated``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -242,6 +247,8 @@ def build(
         plan = dataclasses.replace(plan, n_substitute=substitute)
     if intent_soft != plan.intent_soft:
         plan = dataclasses.replace(plan, intent_soft=intent_soft)
+    if intent_soft_generated is not None:
+        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -271,6 +278,7 @@ def build(
             **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
             **({"substitute": substitute} if substitute else {}),
             **({"intent_soft": intent_soft} if intent_soft != 0.5 else {}),
+            **({"intent_soft_generated": intent_soft_generated} if intent_soft_generated is not None else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -382,6 +390,7 @@ class _Data:
     lg_tr: LogArrays
     lg_ho: LogArrays
     n_labelled: int  # the first rows of it_tr carry gold labels; the rest are augmented
+    n_generated: int  # the first rows of it_tr are the generator's (then real, restyled, augmented)
     spans_known: np.ndarray  # per it_tr row: gold slot spans are reliable
     calib_examples: list[Any]  # real validation split for calibration (may be empty)
     sentence_extra: list[str]  # texts that train only the sentence embedding (SGD train)
@@ -431,6 +440,7 @@ def _load_data(
         lg_tr=enc[1],
         lg_ho=encode_logs(tok, logs_held),
         n_labelled=len(labelled),
+        n_generated=len(gen),
         spans_known=np.array([getattr(e, "spans_known", True) for e in transfer], bool),
         calib_examples=val,
         sentence_extra=extra,
@@ -569,12 +579,13 @@ def _build_into(
     if plan.n_substitute and sentence is not None:
         add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
         soft_tag = (*soft_tag, substitute_tag(plan))
-    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence)
+    shares = intent_hard_shares(plan, data)
+    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence, *shares)
     lexicon = _piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
-        targets = make_targets(data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence)
+        targets = make_targets(data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence, *shares)
         tag = f"distil{','.join(map(str, distil_students))}"
         train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
     student = train("student", plan.student, plan.student_epochs)
@@ -1211,6 +1222,18 @@ def mix_intent_logits(teacher: np.ndarray, second: np.ndarray, weight: float) ->
     teacher[:n] = np.log(np.maximum(p, 1e-12)).astype(teacher.dtype)
 
 
+def intent_hard_shares(plan: BuildPlan, data: _Data) -> tuple[np.ndarray | None, float]:
+    """``make_targets``' ``intent_hard`` and ``extra_hard``: each transfer row's share of the
+    intent loss taken from its hard label where the generator's rows take their own
+    (``BuildPlan.intent_soft_generated``), else None; and every other row's share."""
+    rest = 1.0 - plan.intent_soft
+    if plan.intent_soft_generated is None:
+        return None, rest
+    share = np.full(len(data.it_tr.ids), rest, np.float32)
+    share[: data.n_generated] = 1.0 - plan.intent_soft_generated
+    return share, rest
+
+
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
     """Augmented rows take the teacher's intent; rows without gold spans its tags; log
     lines without a known severity or anomaly (real lines) the teacher's."""
@@ -1310,6 +1333,7 @@ class _StudentTrainer:
             *((_lexicon_tag(self.plan.lexical_width),) if self.lexicon is not None else ()),
             # (keys of students with the default half-and-half intent loss stay as they were)
             *((f"isoft{self.plan.intent_soft:g}",) if self.plan.intent_soft != 0.5 else ()),
+            *(_generated_tag(self.plan.intent_soft_generated)),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
@@ -1333,6 +1357,11 @@ class _StudentTrainer:
         )
         net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
         return net
+
+
+def _generated_tag(share: float | None) -> tuple[str, ...]:
+    """The student key's part for ``BuildPlan.intent_soft_generated`` (none when unset)."""
+    return () if share is None else (f"isoftgen{share:g}",)
 
 
 def _variant_entry(

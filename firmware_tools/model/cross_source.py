@@ -162,6 +162,7 @@ def run_folds(
     lexical_width: float = 1.0,
     substitute: int = 0,
     intent_soft: float = 0.5,
+    intent_soft_generated: float | None = None,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -172,7 +173,8 @@ def run_folds(
     ``lexical_init``, ``lexical_width``: the build's ``--lexical-init`` and ``--lexical-width``
     (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``). ``substitute``: the build's
     ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``).
-    ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``)."""
+    ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``);
+    ``intent_soft_generated`` its ``--intent-soft-generated``."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -183,6 +185,8 @@ def run_folds(
         plan = dataclasses.replace(plan, n_substitute=substitute)
     if intent_soft != plan.intent_soft:
         plan = dataclasses.replace(plan, intent_soft=intent_soft)
+    if intent_soft_generated is not None:
+        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
@@ -246,6 +250,7 @@ def train_folds(
 
     n_classes = {"intent": len(INTENT_LABELS)}
     origins = np.array([getattr(e, "origin", "gen") for e in data.it_tr.examples])
+    shares, extra_hard = b.intent_hard_shares(plan, data)
     results = []
     for source in sources:
         keep = origins != source
@@ -261,7 +266,9 @@ def train_folds(
             aug = np.flatnonzero(keep) >= data.n_labelled
             it.intent[aug] = teacher["intent"][: len(it.intent)][aug].argmax(-1)
         sent = sentence if sentence is None or train_all else _fold_sentence(sentence, source, keep)
-        targets = make_targets(it, data.lg_tr, teacher, n_classes, sent)
+        targets = make_targets(
+            it, data.lg_tr, teacher, n_classes, sent, None if shares is None else shares[keep], extra_hard
+        )
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)
         tag = (

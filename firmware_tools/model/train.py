@@ -48,6 +48,9 @@ class KD:
 class Targets:
     ids: np.ndarray
     y: dict[str, np.ndarray]
+    # the intent targets carry each row's hard-label share as a third column,
+    # ``[weight, hard label, share, teacher logits...]`` (make_targets' ``intent_hard``)
+    intent_rows: bool = False
 
 
 def make_targets(
@@ -56,11 +59,16 @@ def make_targets(
     teacher: dict[str, np.ndarray] | None,
     n_classes: dict[str, int],
     sentence: SentenceTargets | None = None,
+    intent_hard: np.ndarray | None = None,
+    extra_hard: float = 0.5,
 ) -> Targets:
     """Stack intent rows then log rows; teacher logits (same row order) are optional.
 
     ``sentence``: the pretrained encoder's sentence embeddings of the intent rows, and of extra
-    texts that train the sentence embedding only (stacked after the log rows)."""
+    texts that train the sentence embedding only (stacked after the log rows).
+    ``intent_hard`` (one per intent row, in [0, 1]): each row's share of the intent loss taken
+    from its hard label, the rest from the soft labels, in place of one share for all rows
+    (``Targets.intent_rows``); the extra texts that train the intent head take ``extra_hard``."""
     ni, nl = len(intents.ids), len(logs.ids)
     L = intents.ids.shape[1]
     ids = np.concatenate([intents.ids, logs.ids])
@@ -91,9 +99,21 @@ def make_targets(
             w_log * known[:, 2], np.concatenate([np.zeros(ni, np.float32), logs.anomaly]), "anomaly"
         ),
     }
+    if intent_hard is not None:
+        share = np.concatenate([_shares(intent_hard, ni), np.full(nl, extra_hard)]).astype(np.float32)
+        y["intent"] = np.insert(y["intent"], 2, share, axis=1)
     if sentence is not None:
-        ids, y = _with_sentence(ids, y, sentence, ni, nl)
-    return Targets(ids, y)
+        ids, y = _with_sentence(ids, y, sentence, ni, nl, None if intent_hard is None else extra_hard)
+    return Targets(ids, y, intent_rows=intent_hard is not None)
+
+
+def _shares(intent_hard: np.ndarray, n: int) -> np.ndarray:
+    share = np.asarray(intent_hard, np.float32)
+    if share.shape != (n,):
+        raise ValueError(f"intent_hard is {share.shape}, expected ({n},): one share per intent row")
+    if ((share < 0.0) | (share > 1.0)).any():
+        raise ValueError("intent_hard: every share must be in [0, 1]")
+    return share
 
 
 @dataclass
@@ -116,25 +136,32 @@ class SentenceTargets:
 
 
 def _with_sentence(
-    ids: np.ndarray, y: dict[str, np.ndarray], sent: SentenceTargets, ni: int, nl: int
+    ids: np.ndarray,
+    y: dict[str, np.ndarray],
+    sent: SentenceTargets,
+    ni: int,
+    nl: int,
+    extra_hard: float | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Add the sentence head's packed targets ``[weight, embedding...]`` and the extra rows
     (weight 0 on every other head, but the intent head's on the rows ``sent.extra_intent_rows``
-    names, or on all of them, when ``sent.extra_intent`` is set)."""
+    names, or on all of them, when ``sent.extra_intent`` is set). ``extra_hard``: the intent
+    targets carry a share column (``Targets.intent_rows``), and this is the extra rows'."""
     ne, dim = len(sent.extra_ids), sent.rows.shape[1]
+    lead = 2 if extra_hard is None else 3
     w = np.concatenate([np.ones(ni), np.zeros(nl), np.ones(ne)]).astype(np.float32)
     emb = np.concatenate([sent.rows, np.zeros((nl, dim), np.float32), sent.extra]).astype(np.float32)
     out = {k: np.concatenate([v, np.zeros((ne, *v.shape[1:]), np.float32)]) for k, v in y.items()}
     if sent.extra_intent is not None:
-        if sent.extra_intent.shape != (ne, y["intent"].shape[1] - 2):
+        if sent.extra_intent.shape != (ne, y["intent"].shape[1] - lead):
             raise ValueError(f"extra_intent is {sent.extra_intent.shape}, expected ({ne}, intents)")
         soft = sent.extra_intent.astype(np.float32)
         rows = np.ones(ne, bool)
         if sent.extra_intent_rows is not None:
             rows = np.asarray(sent.extra_intent_rows, bool)
-        block = np.concatenate(
-            [np.ones((ne, 1), np.float32), soft.argmax(axis=1)[:, None].astype(np.float32), soft], axis=1
-        )
+        label = soft.argmax(axis=1)[:, None].astype(np.float32)
+        share = [] if extra_hard is None else [np.full((ne, 1), extra_hard, np.float32)]
+        block = np.concatenate([np.ones((ne, 1), np.float32), label, *share, soft], axis=1)
         out["intent"][ni + nl :][rows] = block[rows]
     out["sentence"] = np.concatenate([w[:, None], emb], axis=1)
     return np.concatenate([ids, sent.extra_ids]), out
@@ -161,6 +188,23 @@ def _softmax_kd(kd: KD) -> Any:
             log_p = ops.log_softmax(logits / t, axis=-1)
             kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
             total = total + (1.0 - kd.alpha) * t * t * kl
+        return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
+
+    return loss
+
+
+def _row_share_kd(temperature: float) -> Any:
+    """As ``_softmax_kd``, on rows ``[weight, hard label, hard share, logits...]``: each row's
+    own share of the hard-label loss, the rest on its soft labels."""
+
+    def loss(y_true: Any, logits: Any) -> Any:
+        w, label, alpha = y_true[:, 0], ops.cast(y_true[:, 1], "int32"), y_true[:, 2]
+        hard = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
+        t = temperature
+        soft_t = ops.softmax(y_true[:, 3:] / t, axis=-1)
+        log_p = ops.log_softmax(logits / t, axis=-1)
+        kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
+        total = alpha * hard + (1.0 - alpha) * t * t * kl
         return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
     return loss
@@ -218,7 +262,8 @@ def fit(
     as keras' (False: no XLA compilation, which a few dozen steps do not pay back); ``ema``: the
     momentum of an exponential moving average of the weights, which replaces them when training
     ends (None: the last step's weights); ``intent_kd``: the intent head's own mix of hard and
-    soft labels (None: ``kd``, as the log heads)."""
+    soft labels (None: ``kd``, as the log heads); where ``data.intent_rows``, each row's own
+    share of the hard labels replaces its ``alpha`` (its temperature stays)."""
     n = len(data.ids)
     steps = int(np.ceil(n / batch)) * epochs
     compile_heads(
@@ -232,6 +277,7 @@ def fit(
         jit_compile=jit_compile,
         ema=ema,
         intent_kd=intent_kd,
+        intent_rows=data.intent_rows,
     )
     ds = (
         tf.data.Dataset.from_tensor_slices((data.ids, data.y))
@@ -254,15 +300,18 @@ def compile_heads(
     jit_compile: bool | str = "auto",
     ema: float | None = None,
     intent_kd: KD | None = None,
+    intent_rows: bool = False,
 ) -> None:
     """AdamW with cosine decay over ``steps`` (keeping a moving average of the weights with
     momentum ``ema``, which keras' ``fit`` writes into the model at its end), and the
-    packed-target losses of the heads (the sentence head's when the model has one)."""
+    packed-target losses of the heads (the sentence head's when the model has one);
+    ``intent_rows``: the intent targets carry each row's hard share (``Targets.intent_rows``)."""
+    intent = kd if intent_kd is None else intent_kd
     schedule = keras.optimizers.schedules.CosineDecay(
         lr, decay_steps=max(1, steps), warmup_target=None, alpha=0.05
     )
     loss = {
-        "intent": _softmax_kd(kd if intent_kd is None else intent_kd),
+        "intent": _row_share_kd(intent.temperature) if intent_rows else _softmax_kd(intent),
         "slots": _softmax_kd(KD(alpha=1.0)),  # hard tags (make_targets says why)
         "severity": _softmax_kd(kd),
         "category": _softmax_kd(kd),
