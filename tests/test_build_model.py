@@ -130,6 +130,25 @@ def test_a_student_seed_trains_the_same_students_from_another_start(
 
 
 @on_the_tiny_build
+def test_the_soft_label_shares_train_other_students_and_are_recorded(
+    tiny_build: TinyBuild, tmp_path: Path
+) -> None:
+    """--intent-soft and --intent-soft-generated: students only, on the build's own stages."""
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    args = _own_work(tiny_build, tmp_path)
+    out = tmp_path / "shares"
+    proc = edge_fw(*args, "--out", str(out), "--intent-soft", "0.9", "--intent-soft-generated", "0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "0.9 of the intent loss from soft labels (0 on the generator's rows)" in proc.stderr
+    assert "stage teacher_outputs: reusing" in proc.stdout and "stage student: reusing" not in proc.stdout
+    built = load_bundle(out).manifest["build"]
+    assert (built["intent_soft"], built["intent_soft_generated"]) == (0.9, 0.0)
+    assert "intent_soft_generated" not in load_bundle(tiny_build.out).manifest["build"]
+    graph = "intents.fused.tflite"
+    assert (out / graph).read_bytes() != (tiny_build.out / graph).read_bytes()
+
+
+@on_the_tiny_build
 def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBuild, tmp_path: Path) -> None:
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
     args = _own_work(tiny_build, tmp_path)
