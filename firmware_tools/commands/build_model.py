@@ -176,23 +176,23 @@ def _count(text: str) -> int:
 
 def _share(text: str) -> float:
     """A share (of a width, of a loss): a number in (0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"the share must be in (0, 1], got {value:g}")
-    return value
+    return _share_in(text, zero=False)
 
 
 def _closed_share(text: str) -> float:
     """A share that may also be 0: a number in [0, 1]."""
+    return _share_in(text, zero=True)
+
+
+def _share_in(text: str, *, zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"the share must be in [0, 1], got {value:g}")
+    above_low = value >= 0.0 if zero else value > 0.0
+    if not above_low or value > 1.0:
+        low = "[" if zero else "("
+        raise argparse.ArgumentTypeError(f"the share must be in {low}0, 1], got {value:g}")
     return value
 
 

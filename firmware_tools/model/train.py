@@ -184,13 +184,17 @@ def _softmax_kd(kd: KD) -> Any:
         total = kd.alpha * hard
         if kd.alpha < 1.0:
             t = kd.temperature
-            soft_t = ops.softmax(y_true[..., 2:] / t, axis=-1)
-            log_p = ops.log_softmax(logits / t, axis=-1)
-            kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
-            total = total + (1.0 - kd.alpha) * t * t * kl
+            total = total + (1.0 - kd.alpha) * t * t * _soft_kl(y_true[..., 2:], logits, t)
         return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
     return loss
+
+
+def _soft_kl(soft_logits: Any, logits: Any, t: float) -> Any:
+    """KL of the student's from the teacher's distribution, both softened by ``t`` (last axis)."""
+    soft_t = ops.softmax(soft_logits / t, axis=-1)
+    log_p = ops.log_softmax(logits / t, axis=-1)
+    return ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
 
 
 def _row_share_kd(temperature: float) -> Any:
@@ -201,10 +205,7 @@ def _row_share_kd(temperature: float) -> Any:
         w, label, alpha = y_true[:, 0], ops.cast(y_true[:, 1], "int32"), y_true[:, 2]
         hard = keras.losses.sparse_categorical_crossentropy(label, logits, from_logits=True)
         t = temperature
-        soft_t = ops.softmax(y_true[:, 3:] / t, axis=-1)
-        log_p = ops.log_softmax(logits / t, axis=-1)
-        kl = ops.sum(soft_t * (ops.log(soft_t + 1e-9) - log_p), axis=-1)
-        total = alpha * hard + (1.0 - alpha) * t * t * kl
+        total = alpha * hard + (1.0 - alpha) * t * t * _soft_kl(y_true[:, 3:], logits, t)
         return ops.sum(w * total) / ops.maximum(ops.sum(w), 1.0)
 
     return loss
