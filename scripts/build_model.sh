@@ -12,6 +12,8 @@
 # is unpacked to build/all-mpnet-base-v2 (MPNET_DIR overrides). 60-140 min on 2 cores.
 # TEACHER_OUT=DIR also writes the teacher's bundle there afterwards (`edge-fw export-teacher`
 # with the student's logs, --logs-from; about 5 minutes more; docs/model.md, "The teacher's bundle").
+# CROSS_SOURCE=1 keeps the cross-source folds (two more students, about 40 minutes more): the
+# temperature and the out-of-scope bar are then chosen on the pooled left-out predictions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
@@ -43,8 +45,12 @@ if [ ! -f "$mpnet/model.safetensors" ]; then
     rm -rf "$parts"  # the exec below skips the EXIT trap: the 440 MB of wheels go now
     trap - EXIT
 fi
+cross=(--no-cross-source)
+if [ -n "${CROSS_SOURCE:-}" ]; then
+    cross=()
+fi
 build=("$VENV/bin/python" -m firmware_tools build-model --data-dir "$data" --log-dir "$logs"
-    --no-cross-source --mpnet-dir "$mpnet" "${defaults[@]}" "$@")
+    "${cross[@]}" --mpnet-dir "$mpnet" "${defaults[@]}" "$@")
 if [ -z "${TEACHER_OUT:-}" ]; then
     exec "${build[@]}"
 fi
