@@ -10,6 +10,7 @@ Usage::
     python bench/intents_cross_source.py --work W --save folds.npz  # keep the predictions
     python bench/intents_cross_source.py --work W --seed 8          # a build made with --seed 8
     python bench/intents_cross_source.py --work W --bundle B        # B's --seed and --student-seed
+    python bench/intents_cross_source.py --load folds.npz           # read saved predictions again
 
 A full build trains the folds itself and records their figures in its manifest
 (``metrics.cross_source``; it ships the calibration they chose), which is what the first two forms
@@ -20,9 +21,11 @@ is trained again). Prints, per left-out source and as mean and worst:
 in-scope accuracy, the share of in-scope requests rejected as out of scope (false rejection), out-
 of-scope rejection, and the expected calibration error of the answer's confidence (15 bins), first
 at the plain argmax, then with the temperature and out-of-scope bar chosen on the pooled left-out
-predictions (the calibration the build ships). Targets: mean in scope >= 88%, worst >= 80%, false
-rejection <= 6%, ECE <= 0.05 on every source. The figures are the float students' (the shipped int8
-model differs from its float student by about 0.1 point, docs/model.md).
+predictions (the calibration the build ships), then each temperature rule
+(``cross_source.choose_temperature``) chosen without the source it is scored on: the pooled choice
+is scored on the predictions it was chosen on, so its ECE flatters it. Targets: mean in scope >=
+88%, worst >= 80%, false rejection <= 6%, ECE <= 0.05 on every source. The figures are the float
+students' (the shipped int8 model differs from its float student by about 0.1 point, docs/model.md).
 
 With SGD among the sources, each table also prints a row ``sgd, own``: SGD's test split without
 the in-scope turns that lean on an earlier turn ("yes, please play it", "4th of march in
@@ -47,10 +50,13 @@ from firmware_tools.data.sgd import mapped_sgd, refers_back  # noqa: E402
 from firmware_tools.model.cross_source import (  # noqa: E402
     OOS,
     SOURCES,
+    TEMPERATURE_RULES,
     FoldResult,
     choose_calibration,
     fold_metrics,
+    left_out_calibration,
     run_folds,
+    softmax,
 )
 
 DATA = ROOT.parent / "shared" / "data"
@@ -116,6 +122,42 @@ def standing_alone(results: list[FoldResult], data_dir: Path) -> FoldResult | No
     )
 
 
+def rules(results: list[FoldResult]) -> None:
+    """Per temperature rule, its choice on every source and, per source, the choice made on the
+    other sources alone, scored on that source (its ECE and false rejection)."""
+    if len(results) < 2:
+        return
+    print("\ncalibration chosen without the source it is scored on (temperature, bar: ECE, false rejection)")
+    for rule in TEMPERATURE_RULES:
+        t, bar = choose_calibration(results, rule=rule)
+        pooled = max(fold_metrics(r, t, bar)["ece"] for r in results)
+        cells, worst = [], 0.0
+        left_out = left_out_calibration(results, rule=rule)
+        for r in results:
+            lt, lbar = left_out[r.source]
+            m = fold_metrics(r, lt, lbar)
+            worst = max(worst, m["ece"])
+            cells.append(f"{r.source} {lt:g}, {lbar:g}: {m['ece']:.4f}, {m['false_rejection']:.2%}")
+        print(f"{rule:9s} on all {t:g}, {bar:g} (worst ECE {pooled:.4f}); left out: {'; '.join(cells)}")
+        print(f"{'':9s} worst ECE on the left-out source {worst:.4f}")
+
+
+def loaded(path: Path) -> list[FoldResult]:
+    """The fold predictions that ``--save`` wrote."""
+    with np.load(path) as z:
+        sources = [k[: -len("_logits")] for k in z.files if k.endswith("_logits")]
+        return [
+            FoldResult(
+                s,
+                softmax(z[f"{s}_logits"]),
+                z[f"{s}_logits"],
+                z[f"{s}_gold"],
+                slot_f1=float(z[f"{s}_slot_f1"]) if f"{s}_slot_f1" in z.files else float("nan"),
+            )
+            for s in sources
+        ]
+
+
 def recorded(bundle: Path) -> int:
     """Print the fold figures a build recorded in its manifest."""
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
@@ -168,6 +210,7 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=None, help="student epochs (default: the build's)")
     ap.add_argument("--retrain-sgd", action="store_true", help="also drop SGD texts from the embedding")
     ap.add_argument("--save", type=Path, help="write the left-out predictions here (.npz)")
+    ap.add_argument("--load", type=Path, help="read the predictions that --save wrote instead of training")
     ap.add_argument("--seed", type=int, help="the build's --seed (default: the one --bundle records)")
     ap.add_argument(
         "--student-seed",
@@ -178,6 +221,8 @@ def main() -> int:
         "--mpnet-dir", type=Path, help="the build had this second teacher (edge-fw build-model --mpnet-dir)"
     )
     args = ap.parse_args()
+    if args.load is not None:
+        return report(loaded(args.load), args.data_dir)
     if args.work is None:
         return recorded(args.bundle)
     seed, student_seed = args.seed, args.student_seed
@@ -222,11 +267,19 @@ def main() -> int:
             args.save,
             **{f"{r.source}_logits": r.logits for r in results},
             **{f"{r.source}_gold": r.gold for r in results},
+            **{f"{r.source}_slot_f1": np.float64(r.slot_f1) for r in results},
         )
-    own = standing_alone(results, args.data_dir)
+    return report(results, args.data_dir)
+
+
+def report(results: list[FoldResult], data_dir: Path) -> int:
+    """The argmax table, the table at the pooled calibration, the temperature rules left out and
+    the verdict."""
+    own = standing_alone(results, data_dir)
     table(results, 1.0, 0.0, "argmax, temperature 1", own)
     t, bar = choose_calibration(results)
     got = table(results, t, bar, f"temperature {t}, out of scope only when its probability >= {bar}", own)
+    rules(results)
     met = (
         got["mean"] >= TARGETS["mean"]
         and got["worst"] >= TARGETS["worst"]

@@ -53,3 +53,27 @@ def test_a_fold_of_other_data_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="line up"):
         bench.standing_alone([_fold(["a", "b", "c", "d"])], _sgd(tmp_path))
     assert bench.standing_alone([], tmp_path) is None
+
+
+def test_saved_predictions_are_read_back_and_each_rule_is_scored_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(3)
+    saved: dict[str, np.ndarray] = {}
+    for source in ("clinc", "snips"):
+        gold = np.where(rng.uniform(size=300) < 0.2, OOS, rng.integers(0, 5, 300))
+        logits = rng.normal(size=(300, len(INTENT_LABELS))).astype(np.float32)
+        logits[np.arange(300), gold] += rng.uniform(0.0, 6.0, 300)
+        saved |= {f"{source}_logits": logits, f"{source}_gold": gold, f"{source}_slot_f1": np.float64(0.5)}
+    np.savez(tmp_path / "folds.npz", **saved)
+    folds = bench.loaded(tmp_path / "folds.npz")
+    assert [f.source for f in folds] == ["clinc", "snips"]
+    assert folds[1].slot_f1 == 0.5
+    assert np.allclose(folds[0].probs.sum(axis=1), 1.0)
+    assert bench.report(folds, tmp_path) == 0
+    out = capsys.readouterr().out
+    left = {line.split()[0]: line for line in out.splitlines() if " left out: " in line}
+    assert set(left) == {"nll", "worst_ece"}
+    t, bar = bench.left_out_calibration(folds)["clinc"]
+    ece = bench.fold_metrics(folds[0], t, bar)["ece"]
+    assert f"clinc {t:g}, {bar:g}: {ece:.4f}" in left["nll"]

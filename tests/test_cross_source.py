@@ -63,3 +63,48 @@ def test_recognizer_applies_the_manifests_bar() -> None:
     got = never.recognize([text])[0]
     assert got.intent is not None and got.confidence < 0.5
     model.close()
+
+
+def _calibrated_fold(source: str, n: int, sharpness: float, seed: int) -> FoldResult:
+    """A fold whose logits give each answer's chance of being right at temperature ``sharpness``
+    (about: two live classes): 1 is calibrated as it is, above 1 overconfident."""
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(0, 3, n)
+    p_right = rng.uniform(0.4, 0.95, n)
+    right = rng.uniform(size=n) < p_right
+    answer = np.where(right, gold, (gold + 1) % 3)
+    logits = np.full((n, OOS + 1), -8.0, np.float32)
+    top = np.log(p_right / (1 - p_right)) * sharpness  # the answer's log-odds against one rival
+    logits[np.arange(n), answer] = top
+    logits[np.arange(n), (answer + 2) % 3] = 0.0
+    return FoldResult(source, np.zeros_like(logits), logits, gold)
+
+
+def test_the_worst_source_rule_helps_the_source_the_pooled_fit_leaves_off() -> None:
+    from firmware_tools.model.cross_source import choose_temperature
+
+    big = _calibrated_fold("big", 4000, 1.0, 1)  # the pool's NLL follows it: about 1
+    small = _calibrated_fold("small", 400, 3.0, 2)  # overconfident: wants about 3
+    folds = [big, small]
+    t_nll, t_worst = choose_temperature(folds, "nll"), choose_temperature(folds, "worst_ece")
+    worst = {t: max(fold_metrics(r, t)["ece"] for r in folds) for t in (t_nll, t_worst)}
+    assert t_nll < t_worst
+    assert worst[t_worst] < worst[t_nll] - 0.02
+    assert choose_calibration(folds)[0] == t_nll  # the build's rule is unchanged
+    assert choose_calibration(folds, rule="worst_ece")[0] == t_worst
+    with pytest.raises(ValueError, match="temperature rule"):
+        choose_temperature(folds, "median")
+
+
+def test_each_sources_left_out_calibration_never_reads_that_source() -> None:
+    from firmware_tools.model.cross_source import left_out_calibration
+
+    folds = [_calibrated_fold(s, 600, k, i) for i, (s, k) in enumerate((("a", 1.0), ("b", 2.0), ("c", 3.0)))]
+    got = left_out_calibration(folds)
+    assert got["a"] == choose_calibration(folds[1:])
+    assert got["c"] == choose_calibration(folds[:2])
+    changed = [folds[0], folds[1], _calibrated_fold("c", 600, 0.5, 9)]
+    again = left_out_calibration(changed)
+    assert again["c"] == got["c"]  # c's own logits never enter its choice
+    assert again["a"] != got["a"]  # but they enter the others'
+    assert left_out_calibration(folds[:1]) == {}

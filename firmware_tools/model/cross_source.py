@@ -19,7 +19,9 @@ Assistant's test sentences, which no stage reads, play that part (``bench/intent
 
 Every figure is the float student's at the argmax of its temperature-1 probabilities unless a
 calibration is passed; ``choose_calibration`` picks the temperature and the out-of-scope bar on
-the pooled left-out predictions, so that the shipped decision is one that transferred.
+the pooled left-out predictions, so that the shipped decision is one that transferred;
+``left_out_calibration`` makes that choice once per source without it, so that the calibration's
+own figures (its ECE above all) are read on a source it was not chosen on.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ __all__ = [
     "SOURCES",
     "FoldResult",
     "choose_calibration",
+    "choose_temperature",
     "fold_metrics",
+    "left_out_calibration",
     "run_folds",
     "teacher_folds",
     "train_folds",
@@ -106,21 +110,40 @@ def fold_metrics(res: FoldResult, temperature: float = 1.0, oos_bar: float = 0.0
     }
 
 
-def choose_calibration(
-    results: Sequence[FoldResult], min_oos_rejection: float = 0.95
-) -> tuple[float, float]:
-    """(temperature, oos_bar) from the pooled left-out predictions: the temperature of least
-    NLL, then the highest out-of-scope bar (the fewest false rejections) at which the sources'
-    out-of-scope rows are still rejected at ``min_oos_rejection`` on average, each source weighing
-    the same (0, the plain argmax, when even it does not reach it: a bar only lowers rejection)."""
+TEMPERATURE_RULES = ("nll", "worst_ece")
+
+
+def choose_temperature(results: Sequence[FoldResult], rule: str = "nll") -> float:
+    """The temperature (0.5 to 3, steps of 0.05) chosen on the left-out predictions: ``nll``, the
+    least NLL of the pooled rows (the build's rule); ``worst_ece``, the least ECE of the worst
+    source at the argmax (issue 31 asks for ECE <= 0.05 on every source, and one temperature
+    fitted to the pool can leave one source far off)."""
+    if rule not in TEMPERATURE_RULES:
+        raise ValueError(f"temperature rule {rule!r}: one of {', '.join(TEMPERATURE_RULES)}")
+    grid = [float(t) for t in np.arange(0.5, 3.01, 0.05)]
+    if rule == "worst_ece":
+        worst = [max(fold_metrics(r, t)["ece"] for r in results) for t in grid]
+        return round(grid[int(np.argmin(worst))], 2)
     logits = np.concatenate([r.logits for r in results])
     gold = np.concatenate([r.gold for r in results])
     best_t, best_nll = 1.0, np.inf
-    for t in np.arange(0.5, 3.01, 0.05):
-        p = softmax(logits, float(t))[np.arange(len(gold)), gold]
+    for t in grid:
+        p = softmax(logits, t)[np.arange(len(gold)), gold]
         nll = float(-np.log(np.maximum(p, 1e-12)).mean())
         if nll < best_nll:
-            best_t, best_nll = float(t), nll
+            best_t, best_nll = t, nll
+    return round(best_t, 2)
+
+
+def choose_calibration(
+    results: Sequence[FoldResult], min_oos_rejection: float = 0.95, rule: str = "nll"
+) -> tuple[float, float]:
+    """(temperature, oos_bar) from the pooled left-out predictions: the temperature of
+    ``choose_temperature``'s ``rule``, then the highest out-of-scope bar (the fewest false
+    rejections) at which the sources' out-of-scope rows are still rejected at
+    ``min_oos_rejection`` on average, each source weighing the same (0, the plain argmax, when
+    even it does not reach it: a bar only lowers rejection)."""
+    best_t = choose_temperature(results, rule)
     with_oos = [r for r in results if (r.gold == OOS).any()]
     best_bar = 0.0
     for bar in np.arange(0.0, 1.0, 0.01):
@@ -131,7 +154,20 @@ def choose_calibration(
             best_bar = float(bar)
         else:
             break
-    return round(best_t, 2), round(best_bar, 2)
+    return best_t, round(best_bar, 2)
+
+
+def left_out_calibration(
+    results: Sequence[FoldResult], min_oos_rejection: float = 0.95, rule: str = "nll"
+) -> dict[str, tuple[float, float]]:
+    """Per source, the (temperature, oos_bar) that ``choose_calibration`` picks on the *other*
+    sources' predictions alone: scored on the source it never saw, the calibration's own
+    cross-source figure (the pooled choice is scored on the predictions it was chosen on)."""
+    return {
+        r.source: choose_calibration([o for o in results if o is not r], min_oos_rejection, rule)
+        for r in results
+        if len(results) > 1
+    }
 
 
 def eval_split(data_dir: Path, source: str) -> list[Any]:
