@@ -197,6 +197,8 @@ def test_stats_and_availability(
     assert latest["rss_mb"] > 10
     assert latest["queue"]["capacity"] == 256
     assert agent.terminate(30) == 0
+    # the broker hands the last status on after the process has gone: wait for it, not a race
+    collect.wait_for(lambda _m: collect.on(f"edge/{site}/status")[-1:] == [b"offline"], timeout=10)
     status = collect.on(f"edge/{site}/status")
     assert status[0] == b"online" and status[-1] == b"offline"
     for payload in status:
