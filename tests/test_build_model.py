@@ -292,6 +292,24 @@ def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path)
     assert "0.5 of the intent loss from soft labels (0 on the generator's rows)" in line
 
 
+def test_the_build_logs_the_folds_figures_with_the_others() -> None:
+    """A build with folds records them per rule and source; its closing log lines read them (it
+    once failed there, after every stage had run)."""
+    from firmware_tools.model.build import _log_metrics
+
+    fold = {"in_scope_accuracy": 0.876, "false_rejection": 0.068, "ece": 0.0644}
+    lines: list[str] = []
+    metrics = {
+        "student_int8": {"intent_accuracy": 0.967},
+        "cross_source": {"argmax": {"clinc": fold}, "calibrated": {"clinc": fold, "sgd": fold}},
+    }
+    _log_metrics(metrics, lines.append)
+    assert lines[0].startswith("student_int8") and "intent_accuracy=0.9670" in lines[0]
+    assert lines[1].startswith("left out clinc (argmax)") and "in_scope_accuracy=0.8760" in lines[1]
+    assert [line.split(" (")[0] for line in lines[2:]] == ["left out clinc", "left out sgd"]
+    assert all("(calibrated)" in line and "ece=0.0644" in line for line in lines[2:])
+
+
 def test_the_work_directory_knows_the_encoder_by_name_and_size_not_by_path(tmp_path: Path) -> None:
     # a build run from one checkout's environment and a bench run from another's find one stage
     from firmware_tools.model.build import _encoder_id

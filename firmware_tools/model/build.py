@@ -663,9 +663,19 @@ def _build_into(
     # paired exact test on the held-out split: a = teacher, b = float student
     manifest["teacher_vs_student"] = paired
     manifest["build_stages"] = clock.stages
-    for name, m in metrics.items():
-        log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
+    _log_metrics(metrics, log)
     return manifest
+
+
+def _log_metrics(metrics: dict[str, Any], log: Any) -> None:
+    """One line per model's figures; the folds' figures (per rule, per source) one line each."""
+    for name, m in metrics.items():
+        if name == "cross_source":
+            for rule, per_source in m.items():
+                for source, fm in per_source.items():
+                    log(f"left out {source} ({rule}) " + "  ".join(f"{k}={v:.4f}" for k, v in fm.items()))
+            continue
+        log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
 
 
 def _students_mean(
