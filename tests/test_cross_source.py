@@ -90,7 +90,8 @@ def test_the_worst_source_rule_helps_the_source_the_pooled_fit_leaves_off() -> N
     worst = {t: max(fold_metrics(r, t)["ece"] for r in folds) for t in (t_nll, t_worst)}
     assert t_nll < t_worst
     assert worst[t_worst] < worst[t_nll] - 0.02
-    assert choose_calibration(folds)[0] == t_nll  # the build's rule is unchanged
+    assert choose_calibration(folds)[0] == t_worst  # the build's rule
+    assert choose_calibration(folds, rule="nll")[0] == t_nll
     assert choose_calibration(folds, rule="worst_ece")[0] == t_worst
     with pytest.raises(ValueError, match="temperature rule"):
         choose_temperature(folds, "median")
