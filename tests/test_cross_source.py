@@ -49,6 +49,23 @@ def test_the_bar_stops_where_out_of_scope_rejection_would_fall_below_the_target(
     assert m["false_rejection"] <= fold_metrics(res, t, 0.0)["false_rejection"]
 
 
+def test_the_bar_holds_every_sources_rejection_not_their_mean() -> None:
+    # the same strong source twice (rejects all of its out-of-scope rows until a bar of about 0.6)
+    # and a weak one (94% at the argmax): their mean is over 95%, but no bar may rise
+    def fold(source: str, p_oos_of_oos: np.ndarray) -> FoldResult:
+        gold = np.array([0] * 50 + [OOS] * len(p_oos_of_oos))
+        p_oos = np.concatenate([np.full(50, 0.1), p_oos_of_oos])
+        probs = np.zeros((len(gold), OOS + 1))
+        probs[:, OOS], probs[:, 0] = p_oos, 1 - p_oos
+        return FoldResult(source, probs.astype(np.float32), np.log(probs + 1e-9).astype(np.float32), gold)
+
+    strong = fold("strong", np.full(100, 0.6))
+    weak = fold("weak", np.concatenate([np.full(94, 0.9), np.full(6, 0.2)]))
+    assert choose_calibration([strong])[1] > 0.3  # alone, the strong source lets the bar rise
+    assert choose_calibration([strong, strong, weak])[1] == 0.0
+    assert fold_metrics(weak, *choose_calibration([strong, strong, weak]))["oos_rejection"] == pytest.approx(0.94)
+
+
 def test_recognizer_applies_the_manifests_bar() -> None:
     from edge_agent.nlu.recognizer import IntentRecognizer
     from edge_agent.runtime.bundle import load_bundle

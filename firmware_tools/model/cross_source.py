@@ -142,9 +142,11 @@ def choose_calibration(
 ) -> tuple[float, float]:
     """(temperature, oos_bar) from the pooled left-out predictions: the temperature of
     ``choose_temperature``'s ``rule``, then the highest out-of-scope bar (the fewest false
-    rejections) at which the sources' out-of-scope rows are still rejected at
-    ``min_oos_rejection`` on average, each source weighing the same (0, the plain argmax, when
-    even it does not reach it: a bar only lowers rejection)."""
+    rejections) at which every source's out-of-scope rows are still rejected at
+    ``min_oos_rejection`` (0, the plain argmax, when even it does not reach it: a bar only lowers
+    rejection). Every source, not their mean, so that it fails safe: until 7 December 2026 the
+    mean let one source's surplus pay for another's loss (build 84's folds, Snips left out: the
+    other two allowed a bar of 0.64, which took Snips' own rejection from 79% to 72%)."""
     best_t = choose_temperature(results, rule)
     with_oos = [r for r in results if (r.gold == OOS).any()]
     best_bar = 0.0
@@ -152,7 +154,7 @@ def choose_calibration(
         rejected = [
             (decide(softmax(r.logits, best_t), float(bar))[0][r.gold == OOS] == OOS).mean() for r in with_oos
         ]
-        if rejected and float(np.mean(rejected)) >= min_oos_rejection:
+        if rejected and float(np.min(rejected)) >= min_oos_rejection:
             best_bar = float(bar)
         else:
             break
