@@ -146,11 +146,12 @@ def loaded(path: Path) -> list[FoldResult]:
     """The fold predictions that ``--save`` wrote."""
     with np.load(path) as z:
         sources = [k[: -len("_logits")] for k in z.files if k.endswith("_logits")]
+        logits = {s: z[f"{s}_logits"] for s in sources}  # each read from the archive once
         return [
             FoldResult(
                 s,
-                softmax(z[f"{s}_logits"]),
-                z[f"{s}_logits"],
+                softmax(logits[s]),
+                logits[s],
                 z[f"{s}_gold"],
                 slot_f1=float(z[f"{s}_slot_f1"]) if f"{s}_slot_f1" in z.files else float("nan"),
             )

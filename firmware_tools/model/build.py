@@ -669,13 +669,17 @@ def _build_into(
 
 def _log_metrics(metrics: dict[str, Any], log: Any) -> None:
     """One line per model's figures; the folds' figures (per rule, per source) one line each."""
+
+    def figures(m: dict[str, float]) -> str:
+        return "  ".join(f"{k}={v:.4f}" for k, v in m.items())
+
     for name, m in metrics.items():
-        if name == "cross_source":
-            for rule, per_source in m.items():
-                for source, fm in per_source.items():
-                    log(f"left out {source} ({rule}) " + "  ".join(f"{k}={v:.4f}" for k, v in fm.items()))
+        if name != "cross_source":
+            log(f"{name:14s} {figures(m)}")
             continue
-        log(f"{name:14s} " + "  ".join(f"{k}={v:.4f}" for k, v in m.items()))
+        for rule, per_source in m.items():
+            for source, fm in per_source.items():
+                log(f"left out {source} ({rule}) {figures(fm)}")
 
 
 def _students_mean(

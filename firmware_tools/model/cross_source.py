@@ -148,12 +148,11 @@ def choose_calibration(
     mean let one source's surplus pay for another's loss (build 84's folds, Snips left out: the
     other two allowed a bar of 0.64, which took Snips' own rejection from 79% to 72%)."""
     best_t = choose_temperature(results, rule)
-    with_oos = [r for r in results if (r.gold == OOS).any()]
+    # each source's out-of-scope rows at the chosen temperature, computed once for every bar
+    oos_probs = [softmax(r.logits[r.gold == OOS], best_t) for r in results if (r.gold == OOS).any()]
     best_bar = 0.0
     for bar in np.arange(0.0, 1.0, 0.01):
-        rejected = [
-            (decide(softmax(r.logits, best_t), float(bar))[0][r.gold == OOS] == OOS).mean() for r in with_oos
-        ]
+        rejected = [(decide(probs, float(bar))[0] == OOS).mean() for probs in oos_probs]
         if rejected and float(np.min(rejected)) >= min_oos_rejection:
             best_bar = float(bar)
         else:
@@ -167,10 +166,11 @@ def left_out_calibration(
     """Per source, the (temperature, oos_bar) that ``choose_calibration`` picks on the *other*
     sources' predictions alone: scored on the source it never saw, the calibration's own
     cross-source figure (the pooled choice is scored on the predictions it was chosen on)."""
+    if len(results) < 2:
+        return {}
     return {
         r.source: choose_calibration([o for o in results if o is not r], min_oos_rejection, rule)
         for r in results
-        if len(results) > 1
     }
 
 
