@@ -262,6 +262,7 @@ def main() -> int:
         substitute=substitute,
         intent_soft=intent_soft,
         intent_soft_generated=None if soft_generated is None else float(soft_generated),
+        soft_keeps_scope=bool(built.get("soft_keeps_scope")),
     )
     if args.save:
         np.savez(

@@ -261,5 +261,32 @@ def check_each_intent_row_takes_its_own_share_of_hard_labels() -> None:
     np.testing.assert_allclose(shares, [1.0, 1.0, 0.1, 0.1, 0.1])
 
 
+def check_in_scope_rows_learn_no_out_of_scope_doubt_when_asked() -> None:
+    """``scope_class`` (``--soft-keeps-scope``): on rows labelled in scope the teacher's
+    out-of-scope logit falls to the row's least; the out-of-scope rows, the other classes and the
+    log rows keep the teacher's own."""
+    import dataclasses
+
+    from firmware_tools.model.build import plan_for, scope_class
+
+    rng = np.random.default_rng(3)
+    intents, logs = _arrays(rng)  # labels: two in scope, then one out of scope
+    teacher = _teacher(rng, 5)
+    oos = len(INTENT_LABELS) - 1
+    teacher["intent"][:, oos] = 4.0  # the teacher's strongest doubt on every row
+    plain = make_targets(intents, logs, teacher, N_CLASSES).y["intent"]
+    kept = make_targets(intents, logs, teacher, N_CLASSES, scope_class=oos).y["intent"]
+    soft_plain, soft_kept = plain[:, 2:], kept[:, 2:]
+    for row in (0, 1):
+        assert soft_kept[row, oos] == soft_kept[row].min() < soft_plain[row, oos]
+        np.testing.assert_array_equal(np.delete(soft_kept[row], oos), np.delete(soft_plain[row], oos))
+    np.testing.assert_array_equal(soft_kept[2:], soft_plain[2:])  # out of scope and log rows
+    np.testing.assert_array_equal(kept[:, :2], plain[:, :2])  # weights and hard labels
+    assert teacher["intent"][0, oos] == 4.0  # the teacher's own array is left as it was
+    # the build passes the out-of-scope label only when the plan asks for it
+    assert scope_class(plan_for(False)) is None
+    assert scope_class(dataclasses.replace(plan_for(False), soft_keeps_scope=True)) == oos
+
+
 if __name__ == "__main__":
     sys.exit(run_checks(globals()))

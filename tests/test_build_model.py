@@ -133,17 +133,22 @@ def test_a_student_seed_trains_the_same_students_from_another_start(
 def test_the_soft_label_shares_train_other_students_and_are_recorded(
     tiny_build: TinyBuild, tmp_path: Path
 ) -> None:
-    """--intent-soft and --intent-soft-generated: students only, on the build's own stages."""
+    """--intent-soft, --intent-soft-generated and --soft-keeps-scope: students only, on the
+    build's own stages."""
     assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
     args = _own_work(tiny_build, tmp_path)
     out = tmp_path / "shares"
-    proc = edge_fw(*args, "--out", str(out), "--intent-soft", "0.9", "--intent-soft-generated", "0")
+    proc = edge_fw(
+        *args, "--out", str(out), "--intent-soft", "0.9", "--intent-soft-generated", "0", "--soft-keeps-scope"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "0.9 of the intent loss from soft labels (0 on the generator's rows)" in proc.stderr
+    assert "no out-of-scope doubt in the soft labels of in-scope rows" in proc.stderr
     assert "stage teacher_outputs: reusing" in proc.stdout and "stage student: reusing" not in proc.stdout
     built = load_bundle(out).manifest["build"]
-    assert (built["intent_soft"], built["intent_soft_generated"]) == (0.9, 0.0)
-    assert "intent_soft_generated" not in load_bundle(tiny_build.out).manifest["build"]
+    assert (built["intent_soft"], built["intent_soft_generated"]) == (0.9, 0.0) and built["soft_keeps_scope"]
+    tiny_built = load_bundle(tiny_build.out).manifest["build"]
+    assert not {"intent_soft_generated", "soft_keeps_scope"} & set(tiny_built)
     graph = "intents.fused.tflite"
     assert (out / graph).read_bytes() != (tiny_build.out / graph).read_bytes()
 
@@ -284,7 +289,8 @@ def test_the_plan_says_where_the_out_of_scope_decision_is_chosen(tmp_path: Path)
     assert full.intent_soft == 0.5 and soft.intent_soft == 0.9
     assert "of the intent loss" not in plan_lines(full, tmp_path / "enc.zip")[0]
     assert "0.9 of the intent loss from soft labels" in plan_lines(soft, tmp_path / "enc.zip")[0]
-    assert full.intent_soft_generated is None
+    assert full.intent_soft_generated is None and full.soft_keeps_scope is False
+    assert "out-of-scope doubt" not in plan_lines(full, tmp_path / "enc.zip")[0]
     assert "generator's rows" not in plan_lines(soft, tmp_path / "enc.zip")[0]
     hard_gen = parser.parse_args(["build-model", "--data-dir", str(data), "--intent-soft-generated", "0"])
     assert hard_gen.intent_soft_generated == 0.0

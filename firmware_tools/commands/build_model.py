@@ -107,6 +107,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--intent-soft's (default: --intent-soft's on every row)",
     )
     p.add_argument(
+        "--soft-keeps-scope",
+        action="store_true",
+        help="on rows labelled in scope, the teachers' soft labels give the out-of-scope class no "
+        "more than the row's least likely intent: their doubt between intents is taught, not their "
+        "doubt whether a request of known intent is one at all (default: off; with --work the data "
+        "and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -283,6 +291,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "intent_soft_generated", None) is not None
             else ""
         )
+        + (
+            ", no out-of-scope doubt in the soft labels of in-scope rows"
+            if getattr(args, "soft_keeps_scope", False)
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -350,5 +363,6 @@ def _run(args: argparse.Namespace) -> int:
         substitute=args.substitute,
         intent_soft=args.intent_soft,
         intent_soft_generated=args.intent_soft_generated,
+        soft_keeps_scope=args.soft_keeps_scope,
     )
     return 0

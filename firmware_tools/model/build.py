@@ -20,6 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from edge_agent.nlu.schema import OUT_OF_SCOPE
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry, load_bundle
 from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data import logs as log_data
@@ -122,6 +123,10 @@ class BuildPlan:
     # the same share on the generator's own rows, whose labels are right by construction (the
     # real, restyled and augmented rows keep ``intent_soft``); None: ``intent_soft`` on every row
     intent_soft_generated: float | None = None
+    # on rows labelled in scope, the teachers' soft labels give the out-of-scope class no more than
+    # the row's least likely intent (train.in_scope_soft): their doubt between intents is taught,
+    # not their doubt whether a request of known intent is one at all
+    soft_keeps_scope: bool = False
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -205,6 +210,7 @@ def build(
     substitute: int = 0,
     intent_soft: float = 0.5,
     intent_soft_generated: float | None = None,
+    soft_keeps_scope: bool = False,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -233,6 +239,8 @@ def build(
     ``intent_soft``: the share of the students' intent loss taken from the teachers' soft labels
     (``BuildPlan.intent_soft``; the rest from the hard labels); ``intent_soft_generated`` the
     same share on the generator's rows alone (``BuildPlan.intent_soft_generated``).
+    ``soft_keeps_scope``: the soft labels of rows labelled in scope carry no out-of-scope doubt
+    (``BuildPlan.soft_keeps_scope``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -249,6 +257,8 @@ def build(
         plan = dataclasses.replace(plan, intent_soft=intent_soft)
     if intent_soft_generated is not None:
         plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
+    if soft_keeps_scope:
+        plan = dataclasses.replace(plan, soft_keeps_scope=True)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -279,6 +289,7 @@ def build(
             **({"substitute": substitute} if substitute else {}),
             **({"intent_soft": intent_soft} if intent_soft != 0.5 else {}),
             **({"intent_soft_generated": intent_soft_generated} if intent_soft_generated is not None else {}),
+            **({"soft_keeps_scope": True} if soft_keeps_scope else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -580,12 +591,14 @@ def _build_into(
         add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
         soft_tag = (*soft_tag, substitute_tag(plan))
     shares = intent_hard_shares(plan, data)
-    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence, *shares)
+    targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence, *shares, scope_class(plan))
     lexicon = _piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
-        targets = make_targets(data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence, *shares)
+        targets = make_targets(
+            data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence, *shares, scope_class(plan)
+        )
         tag = f"distil{','.join(map(str, distil_students))}"
         train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
     student = train("student", plan.student, plan.student_epochs)
@@ -1248,6 +1261,11 @@ def intent_hard_shares(plan: BuildPlan, data: _Data) -> tuple[np.ndarray | None,
     return share, rest
 
 
+def scope_class(plan: BuildPlan) -> int | None:
+    """``make_targets``' ``scope_class``: the out-of-scope label where ``BuildPlan.soft_keeps_scope``."""
+    return INTENT_LABELS.index(OUT_OF_SCOPE) if plan.soft_keeps_scope else None
+
+
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:
     """Augmented rows take the teacher's intent; rows without gold spans its tags; log
     lines without a known severity or anomaly (real lines) the teacher's."""
@@ -1348,6 +1366,7 @@ class _StudentTrainer:
             # (keys of students with the default half-and-half intent loss stay as they were)
             *((f"isoft{self.plan.intent_soft:g}",) if self.plan.intent_soft != 0.5 else ()),
             *(_generated_tag(self.plan.intent_soft_generated)),
+            *(("keepscope",) if self.plan.soft_keeps_scope else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")

@@ -203,6 +203,7 @@ def run_folds(
     substitute: int = 0,
     intent_soft: float = 0.5,
     intent_soft_generated: float | None = None,
+    soft_keeps_scope: bool = False,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -214,7 +215,8 @@ def run_folds(
     (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``). ``substitute``: the build's
     ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``).
     ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``);
-    ``intent_soft_generated`` its ``--intent-soft-generated``."""
+    ``intent_soft_generated`` its ``--intent-soft-generated``; ``soft_keeps_scope`` its
+    ``--soft-keeps-scope`` (``BuildPlan.soft_keeps_scope``)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -227,6 +229,8 @@ def run_folds(
         plan = dataclasses.replace(plan, intent_soft=intent_soft)
     if intent_soft_generated is not None:
         plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
+    if soft_keeps_scope:
+        plan = dataclasses.replace(plan, soft_keeps_scope=True)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
@@ -307,7 +311,14 @@ def train_folds(
             it.intent[aug] = teacher["intent"][: len(it.intent)][aug].argmax(-1)
         sent = sentence if sentence is None or train_all else _fold_sentence(sentence, source, keep)
         targets = make_targets(
-            it, data.lg_tr, teacher, n_classes, sent, None if shares is None else shares[keep], extra_hard
+            it,
+            data.lg_tr,
+            teacher,
+            n_classes,
+            sent,
+            None if shares is None else shares[keep],
+            extra_hard,
+            b.scope_class(plan),
         )
         # the full student (SGD scored as it is) is the build's own, reused from the work directory
         fold_cache = cache if train_all else _FoldCache(cache, source, keep)

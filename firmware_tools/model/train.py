@@ -61,6 +61,7 @@ def make_targets(
     sentence: SentenceTargets | None = None,
     intent_hard: np.ndarray | None = None,
     extra_hard: float = 0.5,
+    scope_class: int | None = None,
 ) -> Targets:
     """Stack intent rows then log rows; teacher logits (same row order) are optional.
 
@@ -68,8 +69,12 @@ def make_targets(
     texts that train the sentence embedding only (stacked after the log rows).
     ``intent_hard`` (one per intent row, in [0, 1]): each row's share of the intent loss taken
     from its hard label, the rest from the soft labels, in place of one share for all rows
-    (``Targets.intent_rows``); the extra texts that train the intent head take ``extra_hard``."""
+    (``Targets.intent_rows``); the extra texts that train the intent head take ``extra_hard``.
+    ``scope_class`` (the out-of-scope label): on the intent rows labelled in scope, the teacher's
+    soft label gives that class no more than the row's least likely intent (``in_scope_soft``)."""
     ni, nl = len(intents.ids), len(logs.ids)
+    if teacher is not None and scope_class is not None:
+        teacher = {**teacher, "intent": in_scope_soft(teacher["intent"], intents.intent, scope_class)}
     L = intents.ids.shape[1]
     ids = np.concatenate([intents.ids, logs.ids])
     w_int = np.concatenate([np.ones(ni), np.zeros(nl)]).astype(np.float32)
@@ -105,6 +110,17 @@ def make_targets(
     if sentence is not None:
         ids, y = _with_sentence(ids, y, sentence, ni, nl, None if intent_hard is None else extra_hard)
     return Targets(ids, y, intent_rows=intent_hard is not None)
+
+
+def in_scope_soft(logits: np.ndarray, labels: np.ndarray, scope_class: int) -> np.ndarray:
+    """``logits`` (intent rows first, then any others) with the out-of-scope logit of every row
+    labelled in scope (``labels`` != ``scope_class``, one per intent row) lowered to the row's
+    least logit. A row's hard label says that it is a request of one of our intents, so the
+    teacher's doubt about whether it is one at all is not passed on; its doubt between intents is."""
+    out = np.array(logits, copy=True)
+    rows = np.flatnonzero(np.asarray(labels) != scope_class)
+    out[rows, scope_class] = np.minimum(out[rows, scope_class], out[rows].min(axis=1))
+    return out
 
 
 def _shares(intent_hard: np.ndarray, n: int) -> np.ndarray:
