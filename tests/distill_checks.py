@@ -268,6 +268,7 @@ def check_in_scope_rows_learn_no_out_of_scope_doubt_when_asked() -> None:
     import dataclasses
 
     from firmware_tools.model.build import plan_for, scope_class
+    from firmware_tools.model.train import scope_doubt
 
     rng = np.random.default_rng(3)
     intents, logs = _arrays(rng)  # labels: two in scope, then one out of scope
@@ -283,6 +284,12 @@ def check_in_scope_rows_learn_no_out_of_scope_doubt_when_asked() -> None:
     np.testing.assert_array_equal(soft_kept[2:], soft_plain[2:])  # out of scope and log rows
     np.testing.assert_array_equal(kept[:, :2], plain[:, :2])  # weights and hard labels
     assert teacher["intent"][0, oos] == 4.0  # the teacher's own array is left as it was
+    # what the build logs of it: the out-of-scope mass and rank on the in-scope rows alone
+    mass, ranked = scope_doubt(teacher["intent"], intents.intent, oos)
+    z = teacher["intent"][:2] / 2.0
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    assert mass == pytest.approx(p[:, oos].mean()) and ranked == 1.0
+    assert scope_doubt(soft_kept, intents.intent, oos) == (pytest.approx(0.0, abs=0.05), 0.0)
     # the build passes the out-of-scope label only when the plan asks for it
     assert scope_class(plan_for(False)) is None
     assert scope_class(dataclasses.replace(plan_for(False), soft_keeps_scope=True)) == oos

@@ -556,7 +556,7 @@ def _build_into(
 
     from firmware_tools.model.convert import convert_segments
     from firmware_tools.model.fuse import add_fused_graphs
-    from firmware_tools.model.train import make_targets, predict_logits
+    from firmware_tools.model.train import make_targets, predict_logits, scope_doubt
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
@@ -591,6 +591,14 @@ def _build_into(
         add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
         soft_tag = (*soft_tag, substitute_tag(plan))
     shares = intent_hard_shares(plan, data)
+    doubt, second_choice = scope_doubt(
+        t_logits["intent"], data.it_tr.intent, INTENT_LABELS.index(OUT_OF_SCOPE)
+    )
+    log(
+        f"teachers' soft labels of the in-scope rows (T 2): out of scope {doubt:.4f} on average, first or "
+        f"second choice on {second_choice:.2%}"
+        + (" (taken out: --soft-keeps-scope)" if plan.soft_keeps_scope else "")
+    )
     targets = make_targets(data.it_tr, data.lg_tr, t_logits, n_classes, sentence, *shares, scope_class(plan))
     lexicon = _piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
