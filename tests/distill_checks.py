@@ -268,7 +268,7 @@ def check_in_scope_rows_learn_no_out_of_scope_doubt_when_asked() -> None:
     import dataclasses
 
     from firmware_tools.model.build import plan_for, scope_class
-    from firmware_tools.model.train import scope_doubt
+    from firmware_tools.model.metrics import scope_doubt
 
     rng = np.random.default_rng(3)
     intents, logs = _arrays(rng)  # labels: two in scope, then one out of scope

@@ -20,7 +20,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
-from edge_agent.nlu.schema import OUT_OF_SCOPE
 from edge_agent.runtime.bundle import FORMAT_NAME, FORMAT_VERSION, MANIFEST, file_entry, load_bundle
 from edge_agent.runtime.tokenizer import Tokenizer
 from firmware_tools.data import logs as log_data
@@ -36,11 +35,13 @@ from firmware_tools.model.dataset import (
     train_tokenizer,
 )
 from firmware_tools.model.metrics import (
+    OOS_INDEX,
     calibrate,
     intent_metrics,
     log_metrics,
     paired_test,
     per_example_correct,
+    scope_doubt,
     softmax,
 )
 from firmware_tools.model.pretrained import Checkpoint, WordPieces, default_zip, load_checkpoint
@@ -556,7 +557,7 @@ def _build_into(
 
     from firmware_tools.model.convert import convert_segments
     from firmware_tools.model.fuse import add_fused_graphs
-    from firmware_tools.model.train import make_targets, predict_logits, scope_doubt
+    from firmware_tools.model.train import make_targets, predict_logits
 
     tf.keras.utils.set_random_seed(seed)
     clock = _StageClock(log)
@@ -591,9 +592,7 @@ def _build_into(
         add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
         soft_tag = (*soft_tag, substitute_tag(plan))
     shares = intent_hard_shares(plan, data)
-    doubt, second_choice = scope_doubt(
-        t_logits["intent"], data.it_tr.intent, INTENT_LABELS.index(OUT_OF_SCOPE)
-    )
+    doubt, second_choice = scope_doubt(t_logits["intent"], data.it_tr.intent)
     log(
         f"teachers' soft labels of the in-scope rows (T 2): out of scope {doubt:.4f} on average, first or "
         f"second choice on {second_choice:.2%}"
@@ -1271,7 +1270,7 @@ def intent_hard_shares(plan: BuildPlan, data: _Data) -> tuple[np.ndarray | None,
 
 def scope_class(plan: BuildPlan) -> int | None:
     """``make_targets``' ``scope_class``: the out-of-scope label where ``BuildPlan.soft_keeps_scope``."""
-    return INTENT_LABELS.index(OUT_OF_SCOPE) if plan.soft_keeps_scope else None
+    return OOS_INDEX if plan.soft_keeps_scope else None
 
 
 def _relabel_from_teacher(data: _Data, t_logits: dict[str, np.ndarray]) -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "paired_test",
     "per_example_correct",
     "raise_thresholds",
+    "scope_doubt",
     "softmax",
 ]
 
@@ -37,6 +38,22 @@ def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
     z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def scope_doubt(
+    logits: np.ndarray, labels: np.ndarray, scope_class: int = OOS_INDEX, temperature: float = 2.0
+) -> tuple[float, float]:
+    """On the rows labelled in scope (``labels``, one per leading row of ``logits``): the mean
+    probability the soft labels (``logits`` at ``temperature``, as the students learn them) give
+    the out-of-scope class, and the share of rows whose first or second choice it is."""
+    labels = np.asarray(labels)
+    rows = np.asarray(logits, np.float64)[: len(labels)][labels != scope_class]
+    if not len(rows):
+        return 0.0, 0.0
+    top2 = np.argsort(-rows, axis=1)[:, :2]
+    return float(softmax(rows, temperature)[:, scope_class].mean()), float(
+        (top2 == scope_class).any(axis=1).mean()
+    )
 
 
 def decode_spans(tags: np.ndarray) -> set[tuple[int, int, str]]:

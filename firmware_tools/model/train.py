@@ -123,23 +123,6 @@ def in_scope_soft(logits: np.ndarray, labels: np.ndarray, scope_class: int) -> n
     return out
 
 
-def scope_doubt(
-    logits: np.ndarray, labels: np.ndarray, scope_class: int, temperature: float = 2.0
-) -> tuple[float, float]:
-    """On the rows labelled in scope: the mean probability the soft labels (``logits`` at
-    ``temperature``, as the students learn them) give the out-of-scope class, and the share of
-    rows whose first or second choice it is."""
-    labels = np.asarray(labels)
-    rows = np.asarray(logits, np.float64)[: len(labels)][labels != scope_class]
-    if not len(rows):
-        return 0.0, 0.0
-    z = rows / temperature
-    p = np.exp(z - z.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    top2 = np.argsort(-rows, axis=1)[:, :2]
-    return float(p[:, scope_class].mean()), float((top2 == scope_class).any(axis=1).mean())
-
-
 def _shares(intent_hard: np.ndarray, n: int) -> np.ndarray:
     share = np.asarray(intent_hard, np.float32)
     if share.shape != (n,):
