@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from firmware_tools.model.dataset import INTENT_LABELS, IntentArrays, encode_intents
+from firmware_tools.model.metrics import OOS_INDEX as OOS
+from firmware_tools.model.metrics import softmax
 
 __all__ = [
     "SOURCES",
@@ -51,7 +53,6 @@ __all__ = [
 ]
 
 SOURCES = ("clinc", "snips", "sgd")
-OOS = len(INTENT_LABELS) - 1
 BINS = 15
 
 
@@ -63,13 +64,6 @@ class FoldResult:
     gold: np.ndarray  # (N,) label index; OOS for out of scope
     texts: list[str] = field(default_factory=list)
     slot_f1: float = float("nan")  # span F1 of the tagger on the in-scope rows with gold spans
-
-
-def softmax(z: np.ndarray, t: float = 1.0) -> np.ndarray:
-    z = z / t
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
-    return out
 
 
 def decide(probs: np.ndarray, oos_bar: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
