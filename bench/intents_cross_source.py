@@ -263,6 +263,7 @@ def main() -> int:
         intent_soft=intent_soft,
         intent_soft_generated=None if soft_generated is None else float(soft_generated),
         soft_keeps_scope=bool(built.get("soft_keeps_scope")),
+        ensemble_seeds=tuple(int(x) for x in built.get("ensemble_seeds", ())),
     )
     if args.save:
         np.savez(

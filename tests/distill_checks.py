@@ -295,5 +295,44 @@ def check_in_scope_rows_learn_no_out_of_scope_doubt_when_asked() -> None:
     assert scope_class(dataclasses.replace(plan_for(False), soft_keeps_scope=True)) == oos
 
 
+def check_joined_students_average_their_outputs_in_keras_and_in_int8() -> None:
+    """``join_networks``: two students side by side answer with the mean of their outputs (Keras,
+    exactly), and its int8 segments, each twice as wide between segments, with nearly the same
+    (quantization error only)."""
+    import tempfile
+
+    import tensorflow as tf
+
+    from firmware_tools.model.convert import convert_segments
+    from firmware_tools.model.network import join_networks
+
+    tf.keras.utils.set_random_seed(5)
+    a, b = _tiny_network("a"), _tiny_network("b")
+    joined = join_networks([a, b], "joined")
+    assert joined.cfg.members == 2 and joined.cfg.width == 16 and a.cfg.width == 8
+    rng = np.random.default_rng(7)
+    ids = rng.integers(1, 16, size=(64, L)).astype(np.int32)
+    ids[:, 4:] *= rng.integers(0, 2, size=(64, 1)).astype(np.int32)  # some padded rows
+    out = {name: net.model.predict(ids, verbose=0) for name, net in (("a", a), ("b", b), ("j", joined))}
+    for head, value in out["j"].items():
+        np.testing.assert_allclose(value, (out["a"][head] + out["b"][head]) / 2, atol=1e-5)
+    assert not np.allclose(out["a"]["intent"], out["b"]["intent"], atol=1e-2)  # two starts differ
+    with tempfile.TemporaryDirectory() as tmp:
+        segs, _ = convert_segments(joined, ids, Path(tmp))
+        widths = {s.name: [p["shape"][-1] for p in s.inputs] for s in segs}
+        assert widths["block0"] == [16] and widths["intent_head"] == [16, L]
+        env: dict[str, np.ndarray] = {"ids": ids[:1]}
+        for seg in segs:  # the default variant: float at every segment boundary
+            interp = tf.lite.Interpreter(model_path=str(Path(tmp) / seg.file))
+            interp.allocate_tensors()
+            index = {d["name"]: d["index"] for d in interp.get_input_details() + interp.get_output_details()}
+            for port in seg.inputs:
+                interp.set_tensor(index[port["tensor"]], env[port["name"]].astype(port["dtype"]))
+            interp.invoke()
+            env.update({port["name"]: interp.get_tensor(index[port["tensor"]]) for port in seg.outputs})
+    spread = float(np.ptp(out["j"]["intent"][0]))
+    assert float(np.abs(env["intent_logits"][0] - out["j"]["intent"][0]).max()) < 0.1 * spread
+
+
 if __name__ == "__main__":
     sys.exit(run_checks(globals()))

@@ -189,6 +189,38 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
 
 
 @on_the_tiny_build
+def test_ensemble_seeds_join_several_students_in_one_graph(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    """--ensemble-seeds: the build's student and one per seed, side by side in the same segments
+    (twice as wide between them), run by the runtime as any bundle."""
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    args = _own_work(tiny_build, tmp_path)
+    out = tmp_path / "pair"
+    proc = edge_fw(*args, "--out", str(out), "--ensemble-seeds", "11")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the mean of its own student and those of seeds [11]" in proc.stderr
+    assert "student: the mean of 2 students (starts the build's, 11)" in proc.stdout
+    manifest = load_bundle(out).manifest
+    one = load_bundle(tiny_build.out).manifest
+    assert manifest["build"]["ensemble_seeds"] == [11] and "ensemble_seeds" not in one["build"]
+    student = manifest["architecture"]["student"]
+    assert (student["members"], one["architecture"]["student"]["members"]) == (2, 1)
+    width = {s["name"]: s["inputs"][0]["shape"][-1] for s in manifest["segments"]}
+    assert width["block0"] == 2 * student["d_model"] == 2 * one["architecture"]["student"]["d_model"]
+    assert manifest["graphs"] == one["graphs"] and "edgetpu" in manifest["variants"]
+    # the small variant stays one student
+    assert manifest["variants"]["small"]["architecture"]["members"] == 1
+    graph = "intents.fused.tflite"
+    assert (out / graph).stat().st_size > 1.5 * (tiny_build.out / graph).stat().st_size
+    model = Model(load_bundle(out))
+    intent, slots = model.run_intents(model.tokenizer.encode("turn on the light").ids[None])
+    sev, _, _ = model.run_logs(model.log_tokenizer.encode("disk sda1 failed").ids[None])
+    assert np.isfinite(intent).all() and np.isfinite(slots).all() and np.isfinite(sev).all()
+    model.close()
+    proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--ensemble-seeds", "11")
+    assert proc.returncode != 0 and "is the build's own --student-seed" in proc.stderr
+
+
+@on_the_tiny_build
 def test_a_second_build_of_the_same_seed_makes_the_same_bundle(tiny_build: TinyBuild, tmp_path: Path) -> None:
     """From an empty work directory elsewhere: the same tokenizer and graphs byte for byte, the
     same manifest but for the stages' timings (sampled segmentations come from the build's own

@@ -9,4 +9,4 @@ from childcheck import run_check_script
 
 @pytest.mark.slow
 def test_distillation_targets_and_losses() -> None:
-    run_check_script("distill_checks.py", "9 checks passed")
+    run_check_script("distill_checks.py", "10 checks passed")

@@ -58,6 +58,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "in --work), in place of the teachers' soft labels (default: none, the teachers')",
     )
     p.add_argument(
+        "--ensemble-seeds",
+        type=_seeds,
+        default=(),
+        metavar="SEED,SEED",
+        help="the bundle's student is the mean of the student the build would ship and one more "
+        "per student seed listed (each trained as --student-seed would, kept in --work), joined "
+        "in one graph: same bundle format, each request runs every member (default: none, one "
+        "student)",
+    )
+    p.add_argument(
         "--distil-extra",
         action="store_true",
         help="the unlabelled texts that train only the sentence embedding (SGD's training split, "
@@ -268,6 +278,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "distil_students", ())
             else ""
         )
+        + (
+            f", the mean of its own student and those of seeds {list(args.ensemble_seeds)}"
+            if getattr(args, "ensemble_seeds", ())
+            else ""
+        )
         + (", the intent head also on SGD's unlabelled texts" if getattr(args, "distil_extra", False) else "")
         + (", token embedding from the encoder's" if getattr(args, "lexical_init", False) else "")
         + (
@@ -334,6 +349,11 @@ def _run(args: argparse.Namespace) -> int:
             f"edge-fw build-model: --distil-students: {args.student_seed} is the build's own "
             "--student-seed, whose student is in the mean already; list the other starts"
         )
+    if args.student_seed is not None and args.student_seed in args.ensemble_seeds:
+        raise SystemExit(
+            f"edge-fw build-model: --ensemble-seeds: {args.student_seed} is the build's own "
+            "--student-seed, whose student is a member already; list the other starts"
+        )
     if args.lexical_width != 1.0 and not args.lexical_init:
         raise SystemExit(
             "edge-fw build-model: --lexical-width needs --lexical-init (add it, or drop the share)"
@@ -364,5 +384,6 @@ def _run(args: argparse.Namespace) -> int:
         intent_soft=args.intent_soft,
         intent_soft_generated=args.intent_soft_generated,
         soft_keeps_scope=args.soft_keeps_scope,
+        ensemble_seeds=args.ensemble_seeds,
     )
     return 0

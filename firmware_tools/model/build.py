@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -128,6 +129,10 @@ class BuildPlan:
     # the row's least likely intent (train.in_scope_soft): their doubt between intents is taught,
     # not their doubt whether a request of known intent is one at all
     soft_keeps_scope: bool = False
+    # more starts of the student (``--student-seed`` values): the bundle's student is the build's
+    # own and one more per seed, each trained alike, joined side by side in one graph whose heads
+    # average theirs (network.join_networks); the variants stay single
+    ensemble_seeds: tuple[int, ...] = ()
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -212,6 +217,7 @@ def build(
     intent_soft: float = 0.5,
     intent_soft_generated: float | None = None,
     soft_keeps_scope: bool = False,
+    ensemble_seeds: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -242,6 +248,8 @@ def build(
     same share on the generator's rows alone (``BuildPlan.intent_soft_generated``).
     ``soft_keeps_scope``: the soft labels of rows labelled in scope carry no out-of-scope doubt
     (``BuildPlan.soft_keeps_scope``).
+    ``ensemble_seeds``: the shipped student is its own start's and one per seed listed, averaged
+    inside one graph (``BuildPlan.ensemble_seeds``); the bundle's graphs grow by as much.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -260,6 +268,8 @@ def build(
         plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
     if soft_keeps_scope:
         plan = dataclasses.replace(plan, soft_keeps_scope=True)
+    if ensemble_seeds:
+        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -291,6 +301,7 @@ def build(
             **({"intent_soft": intent_soft} if intent_soft != 0.5 else {}),
             **({"intent_soft_generated": intent_soft_generated} if intent_soft_generated is not None else {}),
             **({"soft_keeps_scope": True} if soft_keeps_scope else {}),
+            **({"ensemble_seeds": list(ensemble_seeds)} if ensemble_seeds else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -608,7 +619,7 @@ def _build_into(
         )
         tag = f"distil{','.join(map(str, distil_students))}"
         train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
-    student = train("student", plan.student, plan.student_epochs)
+    student = train.joined("student", plan.student, plan.student_epochs, log)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
     clock.stage("student")
@@ -1397,6 +1408,24 @@ class _StudentTrainer:
         )
         net.model.save_weights(self.cache.target(f"{name}-{key}.weights.h5"))
         return net
+
+    def joined(self, name: str, shape: dict[str, Any], epochs: int, log: Any = None) -> Any:
+        """The student of ``shape`` from this trainer's start and, with ``plan.ensemble_seeds``,
+        one more from each of those starts (each kept as ``--student-seed`` would keep it), joined
+        into one network that averages their outputs (``network.join_networks``)."""
+        first = self(name, shape, epochs)
+        if not self.plan.ensemble_seeds:
+            return first
+        from firmware_tools.model.network import join_networks
+
+        others = [copy.copy(self) for _ in self.plan.ensemble_seeds]
+        for trainer, start in zip(others, self.plan.ensemble_seeds, strict=True):
+            trainer.student_seed = start
+        if log is not None:
+            own = "the build's" if self.student_seed is None else str(self.student_seed)
+            starts = ", ".join(map(str, self.plan.ensemble_seeds))
+            log(f"{name}: the mean of {1 + len(others)} students (starts {own}, {starts})")
+        return join_networks([first, *(t(name, shape, epochs) for t in others)], name)
 
 
 def _generated_tag(share: float | None) -> tuple[str, ...]:

@@ -42,7 +42,7 @@ class _Plan:
 def segment_plan(net: Network, calib_ids: np.ndarray) -> list[_Plan]:
     """The segments in graph order, each with its calibration inputs (batch-1 rows)."""
     cfg = net.cfg
-    L, D = cfg.max_len, cfg.d_model
+    L, D = cfg.max_len, cfg.width  # members side by side: their states are one tensor
     hidden = [np.asarray(h) for h in net.hidden(calib_ids)]
     ids_spec = tf.TensorSpec((1, L), tf.int32, name="ids")
     plans = [

@@ -198,6 +198,7 @@ def run_folds(
     intent_soft: float = 0.5,
     intent_soft_generated: float | None = None,
     soft_keeps_scope: bool = False,
+    ensemble_seeds: Sequence[int] = (),
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -210,7 +211,8 @@ def run_folds(
     ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``).
     ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``);
     ``intent_soft_generated`` its ``--intent-soft-generated``; ``soft_keeps_scope`` its
-    ``--soft-keeps-scope`` (``BuildPlan.soft_keeps_scope``)."""
+    ``--soft-keeps-scope`` (``BuildPlan.soft_keeps_scope``); ``ensemble_seeds`` its
+    ``--ensemble-seeds`` (each fold's student is then that many more starts, averaged)."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -225,6 +227,8 @@ def run_folds(
         plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
     if soft_keeps_scope:
         plan = dataclasses.replace(plan, soft_keeps_scope=True)
+    if ensemble_seeds:
+        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
@@ -322,7 +326,7 @@ def train_folds(
             *((b.substitute_tag(plan),) if _substituted(sent) else ()),
         )
         trainer = b._StudentTrainer(base, targets, plan, seed, fold_cache, tag, student_seed, lexicon)
-        net = trainer("student", plan.student, plan.student_epochs)
+        net = trainer.joined("student", plan.student, plan.student_epochs)
         examples = eval_split(data.data_dir, source)
         enc = encode_intents(data.tok, examples)
         out = predict_logits(net, enc.ids)

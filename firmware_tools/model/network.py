@@ -4,17 +4,31 @@ Layout, which is also the segment layout of the exported bundle:
 ``ids -> Embed -> Block x N -> {IntentHead, LogsHead}``. Heads also read ``ids`` to pool over
 real tokens only. No attention mask: pads are ordinary tokens the model learns to ignore,
 which keeps every block a pure ``h -> h`` function and the int8 graph free of large constants.
+
+:func:`join_networks` puts several trained students of one shape side by side in that same
+layout (each hidden state holds every member's, each head averages the members' outputs), so
+that a bundle of several members is converted, streamed and run like a bundle of one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import keras
 from keras import layers, ops
 
-__all__ = ["Block", "Embed", "IntentHead", "LogsHead", "NetConfig", "Network", "build_network"]
+__all__ = [
+    "Block",
+    "Embed",
+    "IntentHead",
+    "LogsHead",
+    "NetConfig",
+    "Network",
+    "build_network",
+    "join_networks",
+]
 
 
 @dataclass(frozen=True)
@@ -37,10 +51,18 @@ class NetConfig:
     # classes) or "embed" (the token embeddings through a conv block of its own, so that the
     # intent classes, which make every out-of-scope request alike, do not shape it)
     sentence_source: str = "pooled"
+    # networks of this shape side by side (``join_networks``): the hidden states between segments
+    # are ``members * d_model`` wide, the heads' outputs the members' mean
+    members: int = 1
 
     @property
     def n_blocks(self) -> int:
         return len(self.block_kinds)
+
+    @property
+    def width(self) -> int:
+        """The width of the hidden states that pass between segments."""
+        return self.members * self.d_model
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,3 +232,65 @@ def build_network(cfg: NetConfig, name: str) -> Network:
         outputs["sentence"] = layers.Identity(name="sentence")(sentence[0])
     model = keras.Model(ids, outputs, name=name)
     return Network(cfg, embed, blocks, ihead, lhead, model)
+
+
+class _Side(layers.Layer):
+    """Members' layers side by side: each reads its own slice of the hidden state(s) passed to it
+    (``d`` wide each) and the same ``ids``; ``mean`` averages the members' outputs (heads), else
+    their states are concatenated (the embedding, the blocks)."""
+
+    def __init__(self, parts: list[Any], d: int, mean: bool, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.parts, self.d, self.mean = parts, d, mean
+
+    def _own(self, x: Any, i: int) -> Any:
+        return x[..., i * self.d : (i + 1) * self.d]
+
+    def call(self, *args: Any, training: bool = False) -> Any:
+        if not self.mean:  # Embed(ids) or Block(h)
+            (x,) = args
+            first = isinstance(self.parts[0], Embed)
+            outs = [p(x if first else self._own(x, i), training=training) for i, p in enumerate(self.parts)]
+            return ops.concatenate(outs, axis=-1)
+        h, ids, *h0 = args  # a head: (h, ids) or (h, ids, h0)
+        outs = [p(self._own(h, i), ids, *(self._own(x, i) for x in h0)) for i, p in enumerate(self.parts)]
+        return tuple(_mean([o[k] for o in outs]) for k in range(len(outs[0])))
+
+
+def _mean(xs: list[Any]) -> Any:
+    """The members' mean by ADD and MUL alone (int8 builtins, EdgeTPU's included)."""
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    return total * (1.0 / len(xs))
+
+
+def join_networks(nets: list[Network], name: str) -> Network:
+    """One network whose outputs are the mean of ``nets``' (trained students of one shape):
+    its embedding writes every member's state side by side, each block runs each member's block
+    on its slice, each head averages the members' logits (and sentence embeddings, which the
+    runtime makes unit length). Segment for segment the layout of one network, ``members`` wide."""
+    cfg = nets[0].cfg
+    if any(n.cfg != cfg for n in nets) or cfg.members != 1:
+        raise ValueError("join_networks: the members must be single networks of one shape")
+    d = cfg.d_model
+    joined = dataclasses.replace(cfg, members=len(nets))
+    embed = _Side([n.embed for n in nets], d, mean=False, name="embed")
+    blocks = [
+        _Side([n.blocks[b] for n in nets], d, mean=False, name=f"block{b}") for b in range(cfg.n_blocks)
+    ]
+    ihead = _Side([n.intent_head for n in nets], d, mean=True, name="intent_head")
+    lhead = _Side([n.logs_head for n in nets], d, mean=True, name="logs_head")
+    ids = keras.Input(shape=(cfg.max_len,), dtype="int32", name="ids")
+    h0 = h = embed(ids)
+    for block in blocks:
+        h = block(h)
+    own_path = cfg.sentence_dim and cfg.sentence_source == "embed"  # as the segments call it
+    intent, slots, *sentence = ihead(h, ids, h0) if own_path else ihead(h, ids)
+    sev, cat, anom = lhead(h, ids)
+    outputs = {"intent": intent, "slots": slots, "severity": sev, "category": cat, "anomaly": anom}
+    if sentence:
+        outputs["sentence"] = sentence[0]
+    outputs = {k: layers.Identity(name=k)(v) for k, v in outputs.items()}
+    model = keras.Model(ids, outputs, name=name)
+    return Network(joined, embed, blocks, ihead, lhead, model)  # type: ignore[arg-type]
