@@ -264,6 +264,7 @@ def main() -> int:
         intent_soft_generated=None if soft_generated is None else float(soft_generated),
         soft_keeps_scope=bool(built.get("soft_keeps_scope")),
         ensemble_seeds=tuple(int(x) for x in built.get("ensemble_seeds", ())),
+        slot_weight=None if built.get("slot_weight") is None else float(built["slot_weight"]),
     )
     if args.save:
         np.savez(

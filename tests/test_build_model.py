@@ -139,16 +139,26 @@ def test_the_soft_label_shares_train_other_students_and_are_recorded(
     args = _own_work(tiny_build, tmp_path)
     out = tmp_path / "shares"
     proc = edge_fw(
-        *args, "--out", str(out), "--intent-soft", "0.9", "--intent-soft-generated", "0", "--soft-keeps-scope"
+        *args,
+        "--out",
+        str(out),
+        "--intent-soft",
+        "0.9",
+        "--intent-soft-generated",
+        "0",
+        "--soft-keeps-scope",
+        "--slot-weight",
+        "5",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "0.9 of the intent loss from soft labels (0 on the generator's rows)" in proc.stderr
-    assert "no out-of-scope doubt in the soft labels of in-scope rows" in proc.stderr
+    assert "no out-of-scope doubt in the soft labels of in-scope rows, slot loss weight 5" in proc.stderr
     assert "stage teacher_outputs: reusing" in proc.stdout and "stage student: reusing" not in proc.stdout
     built = load_bundle(out).manifest["build"]
     assert (built["intent_soft"], built["intent_soft_generated"]) == (0.9, 0.0) and built["soft_keeps_scope"]
+    assert built["slot_weight"] == 5.0
     tiny_built = load_bundle(tiny_build.out).manifest["build"]
-    assert not {"intent_soft_generated", "soft_keeps_scope"} & set(tiny_built)
+    assert not {"intent_soft_generated", "soft_keeps_scope", "slot_weight"} & set(tiny_built)
     graph = "intents.fused.tflite"
     assert (out / graph).read_bytes() != (tiny_build.out / graph).read_bytes()
 
@@ -183,6 +193,8 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode == 2 and "the number must be >= 0, got -5" in proc.stderr
     proc = edge_fw(*no, "--intent-soft", "1.5")
     assert proc.returncode == 2 and "the share must be in (0, 1], got 1.5" in proc.stderr
+    proc = edge_fw(*no, "--slot-weight", "0")
+    assert proc.returncode == 2 and "the weight must be > 0, got 0" in proc.stderr
     proc = edge_fw(*no, "--intent-soft-generated", "-0.1")
     assert proc.returncode == 2 and "the share must be in [0, 1], got -0.1" in proc.stderr
     assert not (tmp_path / "no").exists()

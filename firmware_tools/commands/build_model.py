@@ -125,6 +125,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "and teacher stages are reused)",
     )
     p.add_argument(
+        "--slot-weight",
+        type=_weight,
+        default=None,
+        metavar="W",
+        help="weight of the students' slot-tag loss against their intent loss, > 0 (default: the "
+        "plan's, 3; with --work the data and teacher stages are reused)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -189,6 +197,17 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"the number must be >= 0, got {value}")
+    return value
+
+
+def _weight(text: str) -> float:
+    """A loss weight: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0.0:
+        raise argparse.ArgumentTypeError(f"the weight must be > 0, got {value:g}")
     return value
 
 
@@ -311,6 +330,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "soft_keeps_scope", False)
             else ""
         )
+        + (
+            f", slot loss weight {args.slot_weight:g}"
+            if getattr(args, "slot_weight", None) is not None
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -385,5 +409,6 @@ def _run(args: argparse.Namespace) -> int:
         intent_soft_generated=args.intent_soft_generated,
         soft_keeps_scope=args.soft_keeps_scope,
         ensemble_seeds=args.ensemble_seeds,
+        slot_weight=args.slot_weight,
     )
     return 0

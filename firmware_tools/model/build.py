@@ -133,6 +133,9 @@ class BuildPlan:
     # own and one more per seed, each trained alike, joined side by side in one graph whose heads
     # average theirs (network.join_networks); the variants stay single
     ensemble_seeds: tuple[int, ...] = ()
+    # weight of the students' slot-tag loss against the intent loss (hard tags: the soft share of
+    # the intent loss leaves the tagging to them)
+    slot_weight: float = STUDENT_SLOT_WEIGHT
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -218,6 +221,7 @@ def build(
     intent_soft_generated: float | None = None,
     soft_keeps_scope: bool = False,
     ensemble_seeds: Sequence[int] = (),
+    slot_weight: float | None = None,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -250,6 +254,7 @@ def build(
     (``BuildPlan.soft_keeps_scope``).
     ``ensemble_seeds``: the shipped student is its own start's and one per seed listed, averaged
     inside one graph (``BuildPlan.ensemble_seeds``); the bundle's graphs grow by as much.
+    ``slot_weight``: the students' slot-tag loss weight (``BuildPlan.slot_weight``; None: the plan's).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -270,6 +275,8 @@ def build(
         plan = dataclasses.replace(plan, soft_keeps_scope=True)
     if ensemble_seeds:
         plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
+    if slot_weight is not None:
+        plan = dataclasses.replace(plan, slot_weight=slot_weight)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -302,6 +309,7 @@ def build(
             **({"intent_soft_generated": intent_soft_generated} if intent_soft_generated is not None else {}),
             **({"soft_keeps_scope": True} if soft_keeps_scope else {}),
             **({"ensemble_seeds": list(ensemble_seeds)} if ensemble_seeds else {}),
+            **({"slot_weight": slot_weight} if slot_weight is not None else {}),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,
@@ -1385,6 +1393,8 @@ class _StudentTrainer:
             *((f"isoft{self.plan.intent_soft:g}",) if self.plan.intent_soft != 0.5 else ()),
             *(_generated_tag(self.plan.intent_soft_generated)),
             *(("keepscope",) if self.plan.soft_keeps_scope else ()),
+            # (keys of students with the default slot weight stay as they were)
+            *((f"slotw{self.plan.slot_weight:g}",) if self.plan.slot_weight != STUDENT_SLOT_WEIGHT else ()),
         )
         key = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
         cached = self.cache.path("student", f"{name}-{key}.weights.h5")
@@ -1400,7 +1410,7 @@ class _StudentTrainer:
             kd=KD(alpha=0.5, temperature=2.0),
             seed=(self.seed if self.student_seed is None else self.student_seed) + 1,
             desc=f"{name} (distill)",
-            slot_weight=STUDENT_SLOT_WEIGHT,
+            slot_weight=self.plan.slot_weight,
             sentence_weight=self.plan.sentence_weight,
             jit_compile=self.plan.student_jit,
             ema=self.plan.student_ema,

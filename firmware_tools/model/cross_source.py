@@ -199,6 +199,7 @@ def run_folds(
     intent_soft_generated: float | None = None,
     soft_keeps_scope: bool = False,
     ensemble_seeds: Sequence[int] = (),
+    slot_weight: float | None = None,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -212,7 +213,8 @@ def run_folds(
     ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``);
     ``intent_soft_generated`` its ``--intent-soft-generated``; ``soft_keeps_scope`` its
     ``--soft-keeps-scope`` (``BuildPlan.soft_keeps_scope``); ``ensemble_seeds`` its
-    ``--ensemble-seeds`` (each fold's student is then that many more starts, averaged)."""
+    ``--ensemble-seeds`` (each fold's student is then that many more starts, averaged);
+    ``slot_weight`` its ``--slot-weight``."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
@@ -229,6 +231,8 @@ def run_folds(
         plan = dataclasses.replace(plan, soft_keeps_scope=True)
     if ensemble_seeds:
         plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
+    if slot_weight is not None:
+        plan = dataclasses.replace(plan, slot_weight=slot_weight)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
