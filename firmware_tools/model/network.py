@@ -249,8 +249,10 @@ class _Side(layers.Layer):
     def call(self, *args: Any, training: bool = False) -> Any:
         if not self.mean:  # Embed(ids) or Block(h)
             (x,) = args
-            first = isinstance(self.parts[0], Embed)
-            outs = [p(x if first else self._own(x, i), training=training) for i, p in enumerate(self.parts)]
+            reads_ids = isinstance(self.parts[0], Embed)  # every member reads the same ids
+            outs = [
+                p(x if reads_ids else self._own(x, i), training=training) for i, p in enumerate(self.parts)
+            ]
             return ops.concatenate(outs, axis=-1)
         h, ids, *h0 = args  # a head: (h, ids) or (h, ids, h0)
         outs = [p(self._own(h, i), ids, *(self._own(x, i) for x in h0)) for i, p in enumerate(self.parts)]
