@@ -192,6 +192,38 @@ def plan_for(tiny: bool) -> BuildPlan:
     )
 
 
+def with_student_options(
+    plan: BuildPlan,
+    *,
+    lexical_init: bool = False,
+    lexical_width: float = 1.0,
+    substitute: int = 0,
+    intent_soft: float = 0.5,
+    intent_soft_generated: float | None = None,
+    soft_keeps_scope: bool = False,
+    ensemble_seeds: Sequence[int] = (),
+    slot_weight: float | None = None,
+) -> BuildPlan:
+    """``plan`` with the build's student options (``build``'s arguments of the same names, which
+    the cross-source folds take again from a build's record) in its fields; an option left at
+    its default leaves the field as the plan has it."""
+    if lexical_init:
+        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
+    if substitute:
+        plan = dataclasses.replace(plan, n_substitute=substitute)
+    if intent_soft != plan.intent_soft:
+        plan = dataclasses.replace(plan, intent_soft=intent_soft)
+    if intent_soft_generated is not None:
+        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
+    if soft_keeps_scope:
+        plan = dataclasses.replace(plan, soft_keeps_scope=True)
+    if ensemble_seeds:
+        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
+    if slot_weight is not None:
+        plan = dataclasses.replace(plan, slot_weight=slot_weight)
+    return plan
+
+
 def _intent_examples(seed: int, n: int) -> list[Any]:
     from firmware_tools.data import intents as intent_data
 
@@ -263,20 +295,17 @@ def build(
         plan = dataclasses.replace(plan, cross_source=False)
     if distil_extra:
         plan = dataclasses.replace(plan, distil_extra=True)
-    if lexical_init:
-        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
-    if substitute:
-        plan = dataclasses.replace(plan, n_substitute=substitute)
-    if intent_soft != plan.intent_soft:
-        plan = dataclasses.replace(plan, intent_soft=intent_soft)
-    if intent_soft_generated is not None:
-        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
-    if soft_keeps_scope:
-        plan = dataclasses.replace(plan, soft_keeps_scope=True)
-    if ensemble_seeds:
-        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
-    if slot_weight is not None:
-        plan = dataclasses.replace(plan, slot_weight=slot_weight)
+    plan = with_student_options(
+        plan,
+        lexical_init=lexical_init,
+        lexical_width=lexical_width,
+        substitute=substitute,
+        intent_soft=intent_soft,
+        intent_soft_generated=intent_soft_generated,
+        soft_keeps_scope=soft_keeps_scope,
+        ensemble_seeds=ensemble_seeds,
+        slot_weight=slot_weight,
+    )
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"

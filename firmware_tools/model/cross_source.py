@@ -219,20 +219,17 @@ def run_folds(
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
     plan = b.plan_for(tiny=False)
-    if lexical_init:
-        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
-    if substitute:
-        plan = dataclasses.replace(plan, n_substitute=substitute)
-    if intent_soft != plan.intent_soft:
-        plan = dataclasses.replace(plan, intent_soft=intent_soft)
-    if intent_soft_generated is not None:
-        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
-    if soft_keeps_scope:
-        plan = dataclasses.replace(plan, soft_keeps_scope=True)
-    if ensemble_seeds:
-        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
-    if slot_weight is not None:
-        plan = dataclasses.replace(plan, slot_weight=slot_weight)
+    plan = b.with_student_options(
+        plan,
+        lexical_init=lexical_init,
+        lexical_width=lexical_width,
+        substitute=substitute,
+        intent_soft=intent_soft,
+        intent_soft_generated=intent_soft_generated,
+        soft_keeps_scope=soft_keeps_scope,
+        ensemble_seeds=ensemble_seeds,
+        slot_weight=slot_weight,
+    )
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
