@@ -180,6 +180,17 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" in proc.stdout
     assert (member / graph).read_bytes() != (out / graph).read_bytes()
+    # half of the teachers' logits kept: other targets, so another student, recorded
+    mixed = tmp_path / "mixed"
+    proc = edge_fw(*args, "--out", str(mixed), "--distil-students", "11", "--distil-teacher-share", "0.5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(0.5 of the teachers' logits kept)" in proc.stderr
+    assert "the distilled targets keep 0.5 of the teachers' logits" in proc.stdout
+    assert load_bundle(mixed).manifest["build"]["distil_teacher_share"] == 0.5
+    assert "distil_teacher_share" not in load_bundle(out).manifest["build"]
+    assert (mixed / graph).read_bytes() != (out / graph).read_bytes()
+    proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-teacher-share", "0.5")
+    assert proc.returncode != 0 and "--distil-teacher-share needs --distil-students" in proc.stderr
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-students", "5,5")
     assert proc.returncode == 2 and "give one or more different seeds" in proc.stderr
     proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--distil-students", "11")
@@ -371,3 +382,24 @@ def test_the_work_directory_knows_the_encoder_by_name_and_size_not_by_path(tmp_p
     assert _encoder_id(a) == _encoder_id(b) == "model.zip:7"
     b.write_bytes(b"other weights")
     assert _encoder_id(a) != _encoder_id(b)
+
+
+def test_mixed_distillation_targets_are_the_weighted_mean_of_the_logits() -> None:
+    import numpy as np
+
+    from firmware_tools.model.build import mix_logits
+
+    teachers = {"intent": np.array([[2.0, 0.0, -2.0]]), "severity": np.zeros((1, 2, 1))}
+    students = {"intent": np.array([[0.0, 4.0, 0.0]], np.float32)}
+    mixed = mix_logits(teachers, students, 0.25)
+    assert set(mixed) == {"intent"} and mixed["intent"].dtype == np.float32
+    np.testing.assert_allclose(mixed["intent"], [[0.5, 3.0, -0.5]])
+
+    # the mixed softmax is the normalized weighted geometric mean of the two softmaxes
+    def softmax(z: np.ndarray) -> np.ndarray:
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+    geo = softmax(teachers["intent"][0]) ** 0.25 * softmax(students["intent"][0]) ** 0.75
+    np.testing.assert_allclose(softmax(mixed["intent"][0]), geo / geo.sum(), rtol=1e-6)
+    np.testing.assert_allclose(mix_logits(teachers, students, 0.0)["intent"], students["intent"])

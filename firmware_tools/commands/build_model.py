@@ -58,6 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "in --work), in place of the teachers' soft labels (default: none, the teachers')",
     )
     p.add_argument(
+        "--distil-teacher-share",
+        type=_closed_share,
+        default=0.0,
+        metavar="S",
+        help="with --distil-students: the share of each distilled logit kept from the teachers' "
+        "(0.5: the log-mean of the teachers' and the students' probabilities; default 0: the "
+        "students' mean alone)",
+    )
+    p.add_argument(
         "--ensemble-seeds",
         type=_seeds,
         default=(),
@@ -294,6 +303,11 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
         + (f", students' seed {args.student_seed}" if getattr(args, "student_seed", None) is not None else "")
         + (
             f", distilled from the students of seeds {list(args.distil_students)} and its own"
+            + (
+                f" ({args.distil_teacher_share:g} of the teachers' logits kept)"
+                if getattr(args, "distil_teacher_share", 0.0)
+                else ""
+            )
             if getattr(args, "distil_students", ())
             else ""
         )
@@ -373,6 +387,11 @@ def _run(args: argparse.Namespace) -> int:
             f"edge-fw build-model: --distil-students: {args.student_seed} is the build's own "
             "--student-seed, whose student is in the mean already; list the other starts"
         )
+    if args.distil_teacher_share and not args.distil_students:
+        raise SystemExit(
+            "edge-fw build-model: --distil-teacher-share needs --distil-students (add the seeds, "
+            "or drop the share)"
+        )
     if args.student_seed is not None and args.student_seed in args.ensemble_seeds:
         raise SystemExit(
             f"edge-fw build-model: --ensemble-seeds: {args.student_seed} is the build's own "
@@ -401,6 +420,7 @@ def _run(args: argparse.Namespace) -> int:
         mpnet_dir=args.mpnet_dir,
         student_seed=args.student_seed,
         distil_students=args.distil_students,
+        distil_teacher_share=args.distil_teacher_share,
         distil_extra=args.distil_extra,
         lexical_init=args.lexical_init,
         lexical_width=args.lexical_width,

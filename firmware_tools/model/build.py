@@ -12,7 +12,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -245,6 +245,7 @@ def build(
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
     distil_students: Sequence[int] = (),
+    distil_teacher_share: float = 0.0,
     distil_extra: bool = False,
     lexical_init: bool = False,
     lexical_width: float = 1.0,
@@ -271,7 +272,9 @@ def build(
     teacher stages keep ``seed``); without it they follow ``seed`` as before.
     ``distil_students`` (student seeds): the shipped students learn, in place of the teachers'
     soft labels, the mean logits of the student the build would ship without it and of one
-    student per seed (each trained as ``student_seed`` would train it, kept in ``work``).
+    student per seed (each trained as ``student_seed`` would train it, kept in ``work``);
+    ``distil_teacher_share`` of each logit is kept from the teachers' (0: the students' mean alone;
+    0.5: the log-mean of the teachers' and the students' probabilities, up to normalization).
     ``distil_extra``: the unlabelled texts that train only the sentence embedding (SGD's training
     split) also train the intent head on the teachers' labels (``BuildPlan.distil_extra``).
     ``lexical_init``: the students' token embedding starts from the pretrained encoder's
@@ -322,6 +325,7 @@ def build(
             mpnet_dir,
             student_seed,
             tuple(distil_students),
+            distil_teacher_share,
         )
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
@@ -330,6 +334,11 @@ def build(
             "seed": seed,
             **({"student_seed": student_seed} if student_seed is not None else {}),
             **({"distil_students": list(distil_students)} if distil_students else {}),
+            **(
+                {"distil_teacher_share": distil_teacher_share}
+                if distil_students and distil_teacher_share
+                else {}
+            ),
             **({"distil_extra": True} if distil_extra else {}),
             **({"lexical_init": True} if lexical_init else {}),
             **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
@@ -596,6 +605,7 @@ def _build_into(
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
     distil_students: tuple[int, ...] = (),
+    distil_teacher_share: float = 0.0,
 ) -> dict[str, Any]:
     import tensorflow as tf
 
@@ -651,10 +661,15 @@ def _build_into(
     train = _StudentTrainer(base, targets, plan, seed, cache, soft_tag, student_seed, lexicon)
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
+        if distil_teacher_share:
+            mean = mix_logits(t_logits, mean, distil_teacher_share)
+            log(f"the distilled targets keep {distil_teacher_share:g} of the teachers' logits")
         targets = make_targets(
             data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence, *shares, scope_class(plan)
         )
-        tag = f"distil{','.join(map(str, distil_students))}"
+        tag = f"distil{','.join(map(str, distil_students))}" + (
+            f"t{distil_teacher_share:g}" if distil_teacher_share else ""
+        )
         train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
     student = train.joined("student", plan.student, plan.student_epochs, log)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
@@ -774,6 +789,17 @@ def _students_mean(
             total[h] += out[h].reshape(t_logits[h].shape)
     log(f"distilling the mean of {len(trainers)} students (the build's own start and seeds {list(seeds)})")
     return {h: (v / len(trainers)).astype(np.float32) for h, v in total.items()}
+
+
+def mix_logits(
+    teachers: Mapping[str, np.ndarray], students: Mapping[str, np.ndarray], share: float
+) -> dict[str, np.ndarray]:
+    """Per head of ``students``, ``share`` of the teachers' logits and the rest of the students'
+    (a weighted log-mean of their probabilities, up to each row's normalization)."""
+    return {
+        h: (share * teachers[h].reshape(v.shape) + (1.0 - share) * v).astype(np.float32)
+        for h, v in students.items()
+    }
 
 
 def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache) -> Any:
