@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from firmware_tools.data.sgd import mapped_sgd, refers_back  # noqa: E402
+from firmware_tools.model.build import StudentOptions  # noqa: E402
 from firmware_tools.model.cross_source import (  # noqa: E402
     OOS,
     SOURCES,
@@ -235,11 +236,6 @@ def main() -> int:
         seed = built_seed if seed is None else seed
         student_seed = built_student_seed if student_seed is None else student_seed
     distil_extra = bool(built.get("distil_extra"))
-    lexical_init = bool(built.get("lexical_init"))
-    lexical_width = float(built.get("lexical_width", 1.0))
-    substitute = int(built.get("substitute", 0))
-    intent_soft = float(built.get("intent_soft", 0.5))
-    soft_generated = built.get("intent_soft_generated")
     if built.get("distil_students"):
         print(
             f"note: {args.bundle} was built with --distil-students {built['distil_students']}; the "
@@ -257,14 +253,7 @@ def main() -> int:
         seed=seed,
         student_seed=student_seed,
         distil_extra=distil_extra,
-        lexical_init=lexical_init,
-        lexical_width=lexical_width,
-        substitute=substitute,
-        intent_soft=intent_soft,
-        intent_soft_generated=None if soft_generated is None else float(soft_generated),
-        soft_keeps_scope=bool(built.get("soft_keeps_scope")),
-        ensemble_seeds=tuple(int(x) for x in built.get("ensemble_seeds", ())),
-        slot_weight=None if built.get("slot_weight") is None else float(built["slot_weight"]),
+        options=StudentOptions.from_record(built),
     )
     if args.save:
         np.savez(

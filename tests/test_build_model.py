@@ -403,3 +403,29 @@ def test_mixed_distillation_targets_are_the_weighted_mean_of_the_logits() -> Non
     geo = softmax(teachers["intent"][0]) ** 0.25 * softmax(students["intent"][0]) ** 0.75
     np.testing.assert_allclose(softmax(mixed["intent"][0]), geo / geo.sum(), rtol=1e-6)
     np.testing.assert_allclose(mix_logits(teachers, students, 0.0)["intent"], students["intent"])
+
+
+def test_student_options_go_into_the_plan_and_the_record_and_back() -> None:
+    from firmware_tools.model.build import StudentOptions, plan_for
+
+    assert StudentOptions().record() == {}
+    assert StudentOptions().apply(plan_for(False)) == plan_for(False)
+    options = StudentOptions(
+        intent_soft=0.9, intent_soft_generated=0.0, ensemble_seeds=(310,), slot_weight=5.0, substitute=200
+    )
+    record = options.record()
+    assert record == {
+        "intent_soft": 0.9,
+        "intent_soft_generated": 0.0,
+        "ensemble_seeds": [310],
+        "slot_weight": 5.0,
+        "substitute": 200,
+    }
+    # a manifest's build record holds other keys too; they are not options
+    assert StudentOptions.from_record({"seed": 8, "tiny": False, **record}) == options
+    plan = options.apply(plan_for(False))
+    assert (plan.intent_soft, plan.intent_soft_generated, plan.ensemble_seeds) == (0.9, 0.0, (310,))
+    assert (plan.slot_weight, plan.n_substitute, plan.lexical_init) == (5.0, 200, False)
+    wide = StudentOptions(lexical_init=True, lexical_width=0.5)
+    assert wide.apply(plan_for(False)).lexical_width == 0.5
+    assert StudentOptions.from_record(wide.record()) == wide

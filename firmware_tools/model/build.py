@@ -192,36 +192,65 @@ def plan_for(tiny: bool) -> BuildPlan:
     )
 
 
-def with_student_options(
-    plan: BuildPlan,
-    *,
-    lexical_init: bool = False,
-    lexical_width: float = 1.0,
-    substitute: int = 0,
-    intent_soft: float = 0.5,
-    intent_soft_generated: float | None = None,
-    soft_keeps_scope: bool = False,
-    ensemble_seeds: Sequence[int] = (),
-    slot_weight: float | None = None,
-) -> BuildPlan:
-    """``plan`` with the build's student options (``build``'s arguments of the same names, which
-    the cross-source folds take again from a build's record) in its fields; an option left at
-    its default leaves the field as the plan has it."""
-    if lexical_init:
-        plan = dataclasses.replace(plan, lexical_init=True, lexical_width=lexical_width)
-    if substitute:
-        plan = dataclasses.replace(plan, n_substitute=substitute)
-    if intent_soft != plan.intent_soft:
-        plan = dataclasses.replace(plan, intent_soft=intent_soft)
-    if intent_soft_generated is not None:
-        plan = dataclasses.replace(plan, intent_soft_generated=intent_soft_generated)
-    if soft_keeps_scope:
-        plan = dataclasses.replace(plan, soft_keeps_scope=True)
-    if ensemble_seeds:
-        plan = dataclasses.replace(plan, ensemble_seeds=tuple(ensemble_seeds))
-    if slot_weight is not None:
-        plan = dataclasses.replace(plan, slot_weight=slot_weight)
-    return plan
+@dataclasses.dataclass(frozen=True)
+class StudentOptions:
+    """The build's options that shape its students (``build``'s arguments of the same names): put
+    into the plan by ``apply``, written into the manifest's build record by ``record`` (the
+    options not at their defaults) and read back from it by ``from_record``, so that the
+    cross-source folds train a build's students again as the build did."""
+
+    lexical_init: bool = False
+    lexical_width: float = 1.0
+    substitute: int = 0
+    intent_soft: float = 0.5
+    intent_soft_generated: float | None = None
+    soft_keeps_scope: bool = False
+    ensemble_seeds: tuple[int, ...] = ()
+    slot_weight: float | None = None
+
+    def apply(self, plan: BuildPlan) -> BuildPlan:
+        """``plan`` with these options in its fields; an option at its default leaves the field
+        as the plan has it."""
+        if self.lexical_init:
+            plan = dataclasses.replace(plan, lexical_init=True, lexical_width=self.lexical_width)
+        if self.substitute:
+            plan = dataclasses.replace(plan, n_substitute=self.substitute)
+        if self.intent_soft != plan.intent_soft:
+            plan = dataclasses.replace(plan, intent_soft=self.intent_soft)
+        if self.intent_soft_generated is not None:
+            plan = dataclasses.replace(plan, intent_soft_generated=self.intent_soft_generated)
+        if self.soft_keeps_scope:
+            plan = dataclasses.replace(plan, soft_keeps_scope=True)
+        if self.ensemble_seeds:
+            plan = dataclasses.replace(plan, ensemble_seeds=self.ensemble_seeds)
+        if self.slot_weight is not None:
+            plan = dataclasses.replace(plan, slot_weight=self.slot_weight)
+        return plan
+
+    def record(self) -> dict[str, Any]:
+        """The options not at their defaults, as JSON values (seeds as a list)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_record(cls, built: Mapping[str, Any]) -> StudentOptions:
+        """The options a build record (``manifest["build"]``) names; the others at their defaults."""
+        given = {f.name: built[f.name] for f in dataclasses.fields(cls) if built.get(f.name) is not None}
+        casts: dict[str, Any] = {
+            "lexical_init": bool,
+            "lexical_width": float,
+            "substitute": int,
+            "intent_soft": float,
+            "intent_soft_generated": float,
+            "soft_keeps_scope": bool,
+            "ensemble_seeds": lambda v: tuple(int(x) for x in v),
+            "slot_weight": float,
+        }
+        return cls(**{k: casts[k](v) for k, v in given.items()})
 
 
 def _intent_examples(seed: int, n: int) -> list[Any]:
@@ -293,22 +322,22 @@ def build(
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
-    plan = plan_for(tiny)
-    if not cross_source:
-        plan = dataclasses.replace(plan, cross_source=False)
-    if distil_extra:
-        plan = dataclasses.replace(plan, distil_extra=True)
-    plan = with_student_options(
-        plan,
+    options = StudentOptions(
         lexical_init=lexical_init,
         lexical_width=lexical_width,
         substitute=substitute,
         intent_soft=intent_soft,
         intent_soft_generated=intent_soft_generated,
         soft_keeps_scope=soft_keeps_scope,
-        ensemble_seeds=ensemble_seeds,
+        ensemble_seeds=tuple(ensemble_seeds),
         slot_weight=slot_weight,
     )
+    plan = plan_for(tiny)
+    if not cross_source:
+        plan = dataclasses.replace(plan, cross_source=False)
+    if distil_extra:
+        plan = dataclasses.replace(plan, distil_extra=True)
+    plan = options.apply(plan)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
         stage = tmp / "bundle"
@@ -340,14 +369,7 @@ def build(
                 else {}
             ),
             **({"distil_extra": True} if distil_extra else {}),
-            **({"lexical_init": True} if lexical_init else {}),
-            **({"lexical_width": lexical_width} if lexical_init and lexical_width != 1.0 else {}),
-            **({"substitute": substitute} if substitute else {}),
-            **({"intent_soft": intent_soft} if intent_soft != 0.5 else {}),
-            **({"intent_soft_generated": intent_soft_generated} if intent_soft_generated is not None else {}),
-            **({"soft_keeps_scope": True} if soft_keeps_scope else {}),
-            **({"ensemble_seeds": list(ensemble_seeds)} if ensemble_seeds else {}),
-            **({"slot_weight": slot_weight} if slot_weight is not None else {}),
+            **options.record(),
             "tiny": tiny,
             "real_data": data_dir is not None,
             "real_logs": log_dir is not None,

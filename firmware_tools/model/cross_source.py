@@ -32,13 +32,16 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from firmware_tools.model.dataset import INTENT_LABELS, IntentArrays, encode_intents
 from firmware_tools.model.metrics import OOS_INDEX as OOS
 from firmware_tools.model.metrics import softmax
+
+if TYPE_CHECKING:
+    from firmware_tools.model.build import StudentOptions
 
 __all__ = [
     "SOURCES",
@@ -192,14 +195,7 @@ def run_folds(
     mpnet_dir: Path | None = None,
     student_seed: int | None = None,
     distil_extra: bool = False,
-    lexical_init: bool = False,
-    lexical_width: float = 1.0,
-    substitute: int = 0,
-    intent_soft: float = 0.5,
-    intent_soft_generated: float | None = None,
-    soft_keeps_scope: bool = False,
-    ensemble_seeds: Sequence[int] = (),
-    slot_weight: float | None = None,
+    options: StudentOptions | None = None,
 ) -> list[FoldResult]:
     """Train one student per left-out source on the cached stages of ``work``; score each on its
     held-out split (SGD: the full student unless ``retrain_sgd``). ``mpnet_dir``: the build had
@@ -207,29 +203,15 @@ def run_folds(
     ``student_seed``: the build's ``--student-seed``, if it had one. ``distil_extra``: the build's
     ``--distil-extra`` (the extra texts' labels are the build's own, read from ``work``: the
     fine-tuned teacher saw every source, and so did the second teacher's head that labels them).
-    ``lexical_init``, ``lexical_width``: the build's ``--lexical-init`` and ``--lexical-width``
-    (``BuildPlan.lexical_init``, ``BuildPlan.lexical_width``). ``substitute``: the build's
-    ``--substitute`` (``BuildPlan.n_substitute``; the texts and their labels read from ``work``).
-    ``intent_soft``: the build's ``--intent-soft`` (``BuildPlan.intent_soft``);
-    ``intent_soft_generated`` its ``--intent-soft-generated``; ``soft_keeps_scope`` its
-    ``--soft-keeps-scope`` (``BuildPlan.soft_keeps_scope``); ``ensemble_seeds`` its
-    ``--ensemble-seeds`` (each fold's student is then that many more starts, averaged);
-    ``slot_weight`` its ``--slot-weight``."""
+    ``options``: the build's student options (``build.StudentOptions``, read back from its
+    manifest by ``StudentOptions.from_record``; with ``ensemble_seeds`` each fold's student is
+    that many more starts, averaged; with ``substitute`` the texts and their labels are read
+    from ``work``). Default: none set."""
     from firmware_tools.model import build as b
     from firmware_tools.model.pretrained import default_zip, load_checkpoint
 
     plan = b.plan_for(tiny=False)
-    plan = b.with_student_options(
-        plan,
-        lexical_init=lexical_init,
-        lexical_width=lexical_width,
-        substitute=substitute,
-        intent_soft=intent_soft,
-        intent_soft_generated=intent_soft_generated,
-        soft_keeps_scope=soft_keeps_scope,
-        ensemble_seeds=ensemble_seeds,
-        slot_weight=slot_weight,
-    )
+    plan = (options or b.StudentOptions()).apply(plan)
     if epochs is not None:
         plan = _with_epochs(plan, epochs)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-xsource-"))
@@ -259,7 +241,7 @@ def run_folds(
         if plan.n_substitute:
             b.add_substituted(sentence, ckpt, teacher, plan, data, cache, second, mpnet_dir, seed, log)
     base = b.student_base(plan, data.tok.vocab_size)
-    lexicon = b._piece_vectors(ckpt, data.tok, cache) if lexical_init else None
+    lexicon = b._piece_vectors(ckpt, data.tok, cache) if plan.lexical_init else None
     return train_folds(
         data, t_logits, sentence, plan, base, cache, seed, sources, retrain_sgd, log, second, student_seed,
         lexicon,
