@@ -94,6 +94,13 @@ def _slot_ok(slots: dict[str, Any], name: str, expected: Any) -> bool:
     return name in slots and _equal(expected, slots[name]["value"])
 
 
+def _miss_cause(got: str | None, expected: str | None) -> str:
+    """Why a request's expected slot was missed (``Score.slot_causes``)."""
+    if got is None:
+        return "rejected"
+    return "right intent" if got == expected else "other intent"
+
+
 class Score:
     def __init__(self) -> None:
         self.n = 0
@@ -102,6 +109,9 @@ class Score:
         self.slots_ok = 0
         self.confusion: collections.Counter[tuple[str, str]] = collections.Counter()
         self.slot_errors: collections.Counter[str] = collections.Counter()
+        # why an expected slot was missed: the request rejected, given another intent, or given
+        # its intent with the slot's value wrong or missing
+        self.slot_causes: collections.Counter[str] = collections.Counter()
         self.examples: dict[tuple[str, str], str] = {}
         self.slot_examples: dict[str, str] = {}
 
@@ -124,6 +134,8 @@ class Score:
             else:
                 key2 = f"{expected_intent}.{name}"
                 self.slot_errors[key2] += 1
+                cause = _miss_cause(got, expected_intent)
+                self.slot_causes[cause] += 1
                 gotv = slots[name]["value"] if name in slots else None
                 self.slot_examples.setdefault(key2, f"{text!r}: expected {value!r}, got {gotv!r}")
 
@@ -134,6 +146,12 @@ class Score:
         print(f"intent accuracy {ia:.2f}%  ({self.intent_ok}/{self.n})")
         if self.slots:
             print(f"slot accuracy   {sa:.2f}%  ({self.slots_ok}/{self.slots} expected slots)")
+            c = self.slot_causes
+            print(
+                f"slots missed    {self.slots - self.slots_ok}: {c['rejected']} of rejected requests, "
+                f"{c['other intent']} of requests given another intent, {c['right intent']} with the "
+                "right intent"
+            )
         for (exp, got), count in self.confusion.most_common(top):
             print(f"  intent {exp} -> {got}: {count}   e.g. {self.examples[(exp, got)]!r}")
         for key, count in self.slot_errors.most_common(top):

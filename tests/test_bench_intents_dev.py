@@ -60,3 +60,18 @@ def test_print_paired_splits_scope_and_counts_discordant_requests(capsys: pytest
     out = capsys.readouterr().out
     assert "set in scope: a 2/3, b 1/3; only a right 2, only b right 1, p = 1.0" in out
     assert "set out of scope: a 2/2, b 1/2; only a right 1, only b right 0, p = 1.0" in out
+
+
+def test_score_says_why_each_missed_slot_was_missed(capsys: pytest.CaptureFixture[str]) -> None:
+    score = bench.Score()
+    expected = {"area": "Kitchen", "domain": "light"}
+    score.add("a", "HassTurnOn", expected, {"intent": "HassTurnOn", "slots": {"area": _slot("kitchen")}})
+    score.add("b", "HassTurnOn", expected, {"intent": None})
+    score.add("c", "HassTurnOn", expected, {"intent": "HassTurnOff", "slots": {"area": _slot("Kitchen")}})
+    # missed: domain with the right intent; both of the rejected request; domain of the other intent
+    assert score.slot_causes == {"right intent": 1, "rejected": 2, "other intent": 1}
+    score.report("t", top=0)
+    out = capsys.readouterr().out
+    assert "slot accuracy   33.33%  (2/6 expected slots)" in out
+    missed = "slots missed    4: 2 of rejected requests, 1 of requests given another intent"
+    assert missed + ", 1 with the right intent" in out
