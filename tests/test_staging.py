@@ -64,7 +64,11 @@ def test_an_interrupted_synth_bundle_leaves_nothing_and_the_rerun_works(tmp_path
         assert proc.poll() is None, "finished before it could be interrupted"
         time.sleep(0.5)  # inside the conversion
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+        code = proc.wait(timeout=120)
+        # what the command printed says where the signal landed when it did not unwind cleanly
+        assert code == 128 + signal.SIGTERM, (
+            proc.stderr.read().decode(errors="replace")[-3000:] if proc.stderr else ""
+        )
     finally:
         proc.kill()
         proc.wait()
