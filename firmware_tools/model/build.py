@@ -239,18 +239,17 @@ class StudentOptions:
     @classmethod
     def from_record(cls, built: Mapping[str, Any]) -> StudentOptions:
         """The options a build record (``manifest["build"]``) names; the others at their defaults."""
-        given = {f.name: built[f.name] for f in dataclasses.fields(cls) if built.get(f.name) is not None}
-        casts: dict[str, Any] = {
-            "lexical_init": bool,
-            "lexical_width": float,
-            "substitute": int,
-            "intent_soft": float,
-            "intent_soft_generated": float,
-            "soft_keeps_scope": bool,
-            "ensemble_seeds": lambda v: tuple(int(x) for x in v),
-            "slot_weight": float,
-        }
-        return cls(**{k: casts[k](v) for k, v in given.items()})
+        named = [f for f in dataclasses.fields(cls) if built.get(f.name) is not None]
+        return cls(**{f.name: _as_field(f, built[f.name]) for f in named})
+
+
+def _as_field(f: dataclasses.Field[Any], value: Any) -> Any:
+    """A recorded JSON value as ``StudentOptions`` field ``f`` holds it: seeds as a tuple of ints,
+    a field whose default is None (a share, a weight) as a float, the others as their default's
+    type."""
+    if isinstance(f.default, tuple):
+        return tuple(int(x) for x in value)
+    return (float if f.default is None else type(f.default))(value)
 
 
 def _intent_examples(seed: int, n: int) -> list[Any]:
