@@ -142,6 +142,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "plan's, 3; with --work the data and teacher stages are reused)",
     )
     p.add_argument(
+        "--distil-slot-weight",
+        type=_weight,
+        default=None,
+        metavar="W",
+        help="with --distil-students: the slot-tag loss weight of the distilled students alone; "
+        "the students whose mean they learn keep --slot-weight's, so with --work they are reused "
+        "(default: --slot-weight's)",
+    )
+    p.add_argument(
+        "--oos-target",
+        type=_share,
+        default=None,
+        metavar="SHARE",
+        help="the share, in (0, 1], of the calibration split's out-of-scope rows that the "
+        "per-intent thresholds must reject (default 0.975); the students do not depend on it, so "
+        "with --work a rerun trains nothing (the cross-source folds, where they run, decide instead)",
+    )
+    p.add_argument(
         "--data-dir",
         type=_data_dir,
         default=None,
@@ -349,6 +367,16 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
             if getattr(args, "slot_weight", None) is not None
             else ""
         )
+        + (
+            f", the distilled students' slot loss weight {args.distil_slot_weight:g}"
+            if getattr(args, "distil_slot_weight", None) is not None
+            else ""
+        )
+        + (
+            f", thresholds reject {args.oos_target:g} of the calibration split's out-of-scope rows"
+            if getattr(args, "oos_target", None) is not None
+            else ""
+        )
         + f" -> {args.out} (replaced only when it succeeds)",
         f"  time:      {took}",
         f"  intents:   {intents}",
@@ -386,6 +414,11 @@ def _run(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"edge-fw build-model: --distil-students: {args.student_seed} is the build's own "
             "--student-seed, whose student is in the mean already; list the other starts"
+        )
+    if args.distil_slot_weight is not None and not args.distil_students:
+        raise SystemExit(
+            "edge-fw build-model: --distil-slot-weight needs --distil-students (add the seeds, "
+            "or use --slot-weight for every student)"
         )
     if args.distil_teacher_share and not args.distil_students:
         raise SystemExit(
@@ -430,5 +463,7 @@ def _run(args: argparse.Namespace) -> int:
         soft_keeps_scope=args.soft_keeps_scope,
         ensemble_seeds=args.ensemble_seeds,
         slot_weight=args.slot_weight,
+        distil_slot_weight=args.distil_slot_weight,
+        **({"oos_target": args.oos_target} if args.oos_target is not None else {}),
     )
     return 0

@@ -37,6 +37,7 @@ from firmware_tools.model.dataset import (
 )
 from firmware_tools.model.metrics import (
     OOS_INDEX,
+    OOS_TARGET,
     calibrate,
     intent_metrics,
     log_metrics,
@@ -136,6 +137,9 @@ class BuildPlan:
     # weight of the students' slot-tag loss against the intent loss (hard tags: the soft share of
     # the intent loss leaves the tagging to them)
     slot_weight: float = STUDENT_SLOT_WEIGHT
+    # the share of the calibration split's out-of-scope rows the per-intent thresholds must reject
+    # (metrics.calibrate); the students do not depend on it, so a rerun on --work recalibrates only
+    oos_target: float = OOS_TARGET
 
 
 def plan_for(tiny: bool) -> BuildPlan:
@@ -283,6 +287,8 @@ def build(
     soft_keeps_scope: bool = False,
     ensemble_seeds: Sequence[int] = (),
     slot_weight: float | None = None,
+    distil_slot_weight: float | None = None,
+    oos_target: float = OOS_TARGET,
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -318,6 +324,10 @@ def build(
     ``ensemble_seeds``: the shipped student is its own start's and one per seed listed, averaged
     inside one graph (``BuildPlan.ensemble_seeds``); the bundle's graphs grow by as much.
     ``slot_weight``: the students' slot-tag loss weight (``BuildPlan.slot_weight``; None: the plan's).
+    ``distil_slot_weight``: with ``distil_students``, the slot-tag loss weight of the distilled
+    students alone (the students whose mean they learn keep ``slot_weight``; None: the same).
+    ``oos_target``: the share of the calibration split's out-of-scope rows that the per-intent
+    thresholds must reject (``BuildPlan.oos_target``; ignored where the folds choose the decision).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -336,6 +346,8 @@ def build(
         plan = dataclasses.replace(plan, cross_source=False)
     if distil_extra:
         plan = dataclasses.replace(plan, distil_extra=True)
+    if oos_target != OOS_TARGET:
+        plan = dataclasses.replace(plan, oos_target=oos_target)
     plan = options.apply(plan)
     tmp = Path(tempfile.mkdtemp(prefix="edge-fw-build-"))
     try:
@@ -354,6 +366,7 @@ def build(
             student_seed,
             tuple(distil_students),
             distil_teacher_share,
+            distil_slot_weight,
         )
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
@@ -367,6 +380,12 @@ def build(
                 if distil_students and distil_teacher_share
                 else {}
             ),
+            **(
+                {"distil_slot_weight": distil_slot_weight}
+                if distil_students and distil_slot_weight is not None
+                else {}
+            ),
+            **({"oos_target": oos_target} if oos_target != OOS_TARGET else {}),
             **({"distil_extra": True} if distil_extra else {}),
             **options.record(),
             "tiny": tiny,
@@ -627,6 +646,7 @@ def _build_into(
     student_seed: int | None = None,
     distil_students: tuple[int, ...] = (),
     distil_teacher_share: float = 0.0,
+    distil_slot_weight: float | None = None,
 ) -> dict[str, Any]:
     import tensorflow as tf
 
@@ -691,7 +711,10 @@ def _build_into(
         tag = f"distil{','.join(map(str, distil_students))}" + (
             f"t{distil_teacher_share:g}" if distil_teacher_share else ""
         )
-        train = _StudentTrainer(base, targets, plan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
+        dplan = plan
+        if distil_slot_weight is not None:  # the members above keep the plan's
+            dplan = dataclasses.replace(plan, slot_weight=distil_slot_weight)
+        train = _StudentTrainer(base, targets, dplan, seed, cache, (*soft_tag, tag), student_seed, lexicon)
     student = train.joined("student", plan.student, plan.student_epochs, log)
     variants = {name: train(name, cfg, plan.variant_epochs) for name, cfg in plan.variants.items()}
     del targets
@@ -741,7 +764,9 @@ def _build_into(
         manifest["variants"][name] = _variant_entry(name, net, calib_ids, stage, predict_logits, data)
     _write_manifest(stage, manifest)
     fixed = choose_calibration(folds) if folds else None
-    metrics["student_int8"], calibration = _int8_metrics_and_calibration(stage, data, fixed=fixed)
+    metrics["student_int8"], calibration = _int8_metrics_and_calibration(
+        stage, data, fixed=fixed, oos_target=plan.oos_target
+    )
     if folds:
         assert fixed is not None
         metrics["cross_source"] = {
@@ -751,7 +776,7 @@ def _build_into(
     for name in variants:
         entry = manifest["variants"][name]
         entry["metrics"]["student_int8"], entry["calibration"] = _int8_metrics_and_calibration(
-            stage, data, name
+            stage, data, name, oos_target=plan.oos_target
         )
     if plan.sentence_dim:
         metrics["student_float"]["sentence_cosine"] = _sentence_cosine(student, ckpt, data, cache)
@@ -1588,12 +1613,17 @@ def runtime_logits(
 
 
 def _int8_metrics_and_calibration(
-    stage: Path, data: _Data, variant: str = "default", fixed: tuple[float, float] | None = None
+    stage: Path,
+    data: _Data,
+    variant: str = "default",
+    fixed: tuple[float, float] | None = None,
+    oos_target: float = OOS_TARGET,
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """Int8 metrics, and the temperature and per-intent thresholds chosen on calibration data:
     half of the generated held-out split plus, with real data, its validation split. The other
     half and the real development split are reported with that calibration. ``fixed``: the
-    temperature and out-of-scope bar chosen on left-out sources instead (no thresholds)."""
+    temperature and out-of-scope bar chosen on left-out sources instead (no thresholds);
+    ``oos_target``: the share of the calibration rows out of scope that the thresholds reject."""
     it, lg = data.it_ho, data.lg_ho
     out = runtime_logits(stage, it.ids, lg.ids, variant=variant)
     half = len(it.ids) // 2
@@ -1605,7 +1635,7 @@ def _int8_metrics_and_calibration(
         cal_gold = np.concatenate([cal_gold, val.intent])
     oos_bar = 0.0
     if fixed is None:
-        temperature, thresholds = calibrate(cal_logits, cal_gold)
+        temperature, thresholds = calibrate(cal_logits, cal_gold, oos_target)
     else:
         (temperature, oos_bar), thresholds = fixed, {}
     raw = intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids)
