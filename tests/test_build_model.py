@@ -100,6 +100,19 @@ def test_a_rerun_reuses_every_stage_and_redo_runs_one_again(tiny_build: TinyBuil
     assert proc.returncode == 0, proc.stderr[-3000:]
     reused = {line.split(":")[0] for line in proc.stdout.splitlines() if ": reusing " in line}
     assert reused == {"stage data", "stage teacher", "stage teacher_outputs", "stage student"}
+    # a stricter out-of-scope target is calibration alone: every stage reused, no threshold lower
+    # (the tiny student's leaks are too sure for any threshold to reach: test_metrics raises them)
+    strict = tmp_path / "strict"
+    proc = edge_fw(*args, "--out", str(strict), "--oos-target", "0.999")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "thresholds reject 0.999 of the calibration split's out-of-scope rows" in proc.stderr
+    assert {line.split(":")[0] for line in proc.stdout.splitlines() if ": reusing " in line} == reused
+    base, hi = load_bundle(again).manifest, load_bundle(strict).manifest
+    assert hi["build"]["oos_target"] == 0.999 and "oos_target" not in base["build"]
+    low, high = base["calibration"]["intent_thresholds"], hi["calibration"]["intent_thresholds"]
+    assert set(high) == set(low) and all(high[k] >= low[k] for k in low)
+    proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--oos-target", "0")
+    assert proc.returncode == 2 and "the share must be in (0, 1], got 0" in proc.stderr
     proc = edge_fw(*args, "--out", str(again), "--redo", "student")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "stage student: reusing" not in proc.stdout and "stage teacher: reusing" in proc.stdout
@@ -189,6 +202,18 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert load_bundle(mixed).manifest["build"]["distil_teacher_share"] == 0.5
     assert "distil_teacher_share" not in load_bundle(out).manifest["build"]
     assert (mixed / graph).read_bytes() != (out / graph).read_bytes()
+    # the distilled student's own slot weight: the members (the build's own start and seed 11)
+    # are reused at theirs, the distilled student trains again, recorded
+    slotw = tmp_path / "slotw"
+    proc = edge_fw(*args, "--out", str(slotw), "--distil-students", "11", "--distil-slot-weight", "5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the distilled students' slot loss weight 5" in proc.stderr
+    assert proc.stdout.count("stage student: reusing") == 2, proc.stdout[-3000:]
+    built = load_bundle(slotw).manifest["build"]
+    assert built["distil_slot_weight"] == 5.0 and "slot_weight" not in built
+    assert (slotw / graph).read_bytes() != (out / graph).read_bytes()
+    proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-slot-weight", "5")
+    assert proc.returncode != 0 and "--distil-slot-weight needs --distil-students" in proc.stderr
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-teacher-share", "0.5")
     assert proc.returncode != 0 and "--distil-teacher-share needs --distil-students" in proc.stderr
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-students", "5,5")

@@ -92,3 +92,19 @@ def test_thresholds_stay_at_the_argmax_when_out_of_scope_is_already_rejected() -
     gold = np.array([0] * 40 + [OOS_INDEX] * 20)
     _, thresholds = calibrate(logits, gold)
     assert set(thresholds.values()) == {0.0}
+
+
+def test_a_stricter_out_of_scope_target_raises_the_thresholds_further() -> None:
+    # one intent: in-scope rows far above every out-of-scope row; 390 out-of-scope rows low, 10
+    # spread higher: 97.5% are rejected by a threshold over the 390, 99.9% only over all 400
+    n_in, n_oos = 200, 400
+    logits = np.zeros((n_in + n_oos, len(INTENT_LABELS)), np.float32)
+    logits[:n_in, 0] = 12.0
+    logits[n_in : n_in + 390, 0] = 1.0
+    logits[n_in + 390 :, 0] = np.linspace(4.0, 8.0, 10)
+    gold = np.array([0] * n_in + [OOS_INDEX] * n_oos)
+    name = INTENT_LABELS[0]
+    _, usual = calibrate(logits, gold)
+    _, strict = calibrate(logits, gold, oos_target=0.999)
+    assert strict[name] > usual[name]
+    assert all(strict[k] >= usual[k] for k in usual)
