@@ -14,8 +14,8 @@ __all__ = ["main"]
 
 DESCRIPTION = (
     "Build-machine tools for edge-agent: build the model bundle from data (build-model), evaluate it, "
-    "make synthetic bundles, fuse graphs, choose custom-intent settings again, export the teacher as a "
-    "bundle and sign bundles."
+    "make synthetic bundles, fuse graphs, choose custom-intent settings and intent thresholds again, "
+    "export the teacher as a bundle and sign bundles."
 )
 
 _COMMAND_MODULES = (
@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "firmware_tools.commands.synth_bundle",
     "firmware_tools.commands.fuse_graphs",
     "firmware_tools.commands.calibrate_custom",
+    "firmware_tools.commands.calibrate_intents",
     "firmware_tools.commands.export_teacher",
     "firmware_tools.commands.sign",
     "firmware_tools.commands.default_config",

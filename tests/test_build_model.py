@@ -454,3 +454,37 @@ def test_student_options_go_into_the_plan_and_the_record_and_back() -> None:
     wide = StudentOptions(lexical_init=True, lexical_width=0.5)
     assert wide.apply(plan_for(False)).lexical_width == 0.5
     assert StudentOptions.from_record(wide.record()) == wide
+
+
+@on_the_tiny_build
+def test_calibrate_intents_chooses_the_builds_thresholds_again(tiny_build: TinyBuild, tmp_path: Path) -> None:
+    assert tiny_build.proc.returncode == 0, tiny_build.proc.stderr[-3000:]
+    bundle = tmp_path / "bundle"
+    shutil.copytree(tiny_build.out, bundle)
+    built = json.loads((tiny_build.out / MANIFEST).read_text())
+    # at the build's own target, on the build's own calibration split: the build's choice again
+    proc = edge_fw("calibrate-intents", str(bundle))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = load_bundle(bundle).manifest
+    assert again["calibration"] == built["calibration"]
+    assert again["variants"] == built["variants"] and "oos_target" not in again["build"]
+    # a stricter target: recorded, no threshold lower, every other part of the manifest as it was
+    proc = edge_fw("calibrate-intents", str(bundle), "--oos-target", "0.999")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    strict = load_bundle(bundle).manifest
+    assert strict["build"]["oos_target"] == 0.999
+    low, high = built["calibration"]["intent_thresholds"], strict["calibration"]["intent_thresholds"]
+    assert set(high) == set(low) and all(high[k] >= low[k] for k in low)
+    assert {k: v for k, v in strict.items() if k not in ("calibration", "build", "variants")} == {
+        k: v for k, v in built.items() if k not in ("calibration", "build", "variants")
+    }
+    # refused, the manifest untouched: a decision chosen on folds, a build of real data without it
+    for key, value, says in (
+        ("calibration", {**built["calibration"], "oos_bar": 0.5}, "chosen on cross-source folds"),
+        ("build", {**built["build"], "real_data": True}, "pass --data-dir"),
+    ):
+        (bundle / MANIFEST).write_text(json.dumps({**built, key: value}))
+        before = (bundle / MANIFEST).read_bytes()
+        proc = edge_fw("calibrate-intents", str(bundle))
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr[-2000:]
+        assert (bundle / MANIFEST).read_bytes() == before

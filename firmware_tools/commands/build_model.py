@@ -156,7 +156,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=None,
         metavar="SHARE",
         help="the share, in (0, 1], of the calibration split's out-of-scope rows that the "
-        "per-intent thresholds must reject (default 0.975); the students do not depend on it, so "
+        "per-intent thresholds must reject (default 0.99); the students do not depend on it, so "
         "with --work a rerun trains nothing (the cross-source folds, where they run, decide instead)",
     )
     p.add_argument(

@@ -614,6 +614,14 @@ def _student_encodings(
     return tok, (it, lg)
 
 
+def calibration_examples(plan: BuildPlan, seed: int, data_dir: Path | None) -> list[Any]:
+    """The utterances a build of ``plan`` and ``seed`` chooses its temperature and thresholds
+    on: the first half of the generated held-out split, then (with ``data_dir``) the real
+    validation split (``_int8_metrics_and_calibration``)."""
+    held = _intent_examples(seed + 1000, plan.n_heldout)
+    return held[: len(held) // 2] + _real_examples(data_dir, plan, seed)[2]
+
+
 def _real_examples(
     data_dir: Path | None, plan: BuildPlan, seed: int
 ) -> tuple[list[Any], list[Any], list[Any]]:
