@@ -466,7 +466,7 @@ def test_calibrate_intents_chooses_the_builds_thresholds_again(tiny_build: TinyB
     proc = edge_fw("calibrate-intents", str(bundle))
     assert proc.returncode == 0, proc.stderr[-3000:]
     again = load_bundle(bundle).manifest
-    assert again["calibration"] == built["calibration"]
+    assert again["calibration"] == built["calibration"] and again["metrics"] == built["metrics"]
     assert again["variants"] == built["variants"] and "oos_target" not in again["build"]
     # a stricter target: recorded, no threshold lower, every other part of the manifest as it was
     proc = edge_fw("calibrate-intents", str(bundle), "--oos-target", "0.999")
@@ -475,8 +475,13 @@ def test_calibrate_intents_chooses_the_builds_thresholds_again(tiny_build: TinyB
     assert strict["build"]["oos_target"] == 0.999
     low, high = built["calibration"]["intent_thresholds"], strict["calibration"]["intent_thresholds"]
     assert set(high) == set(low) and all(high[k] >= low[k] for k in low)
-    assert {k: v for k, v in strict.items() if k not in ("calibration", "build", "variants")} == {
-        k: v for k, v in built.items() if k not in ("calibration", "build", "variants")
+    assert (
+        strict["metrics"]["student_int8"]["calibrated_oos_rejection"]
+        >= (built["metrics"]["student_int8"]["calibrated_oos_rejection"])
+    )
+    kept = ("calibration", "build", "variants", "metrics")
+    assert {k: v for k, v in strict.items() if k not in kept} == {
+        k: v for k, v in built.items() if k not in kept
     }
     # refused, the manifest untouched: a decision chosen on folds, a build of real data without it
     for key, value, says in (

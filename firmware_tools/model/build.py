@@ -614,12 +614,17 @@ def _student_encodings(
     return tok, (it, lg)
 
 
-def calibration_examples(plan: BuildPlan, seed: int, data_dir: Path | None) -> list[Any]:
+def calibration_examples(
+    plan: BuildPlan, seed: int, data_dir: Path | None
+) -> tuple[list[Any], list[Any], list[Any]]:
     """The utterances a build of ``plan`` and ``seed`` chooses its temperature and thresholds
-    on: the first half of the generated held-out split, then (with ``data_dir``) the real
-    validation split (``_int8_metrics_and_calibration``)."""
+    on (the first half of the generated held-out split, then with ``data_dir`` the real
+    validation split), and those it reports the chosen calibration on (the other half; the real
+    development split): ``_int8_metrics_and_calibration``."""
     held = _intent_examples(seed + 1000, plan.n_heldout)
-    return held[: len(held) // 2] + _real_examples(data_dir, plan, seed)[2]
+    _, dev, val = _real_examples(data_dir, plan, seed)
+    half = len(held) // 2
+    return held[:half] + val, held[half:], dev
 
 
 def _real_examples(

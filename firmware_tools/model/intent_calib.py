@@ -10,7 +10,7 @@ from typing import Any
 from edge_agent.runtime.bundle import load_bundle
 from firmware_tools.model.build import calibration_examples, plan_for
 from firmware_tools.model.dataset import encode_intents
-from firmware_tools.model.metrics import OOS_TARGET, calibrate
+from firmware_tools.model.metrics import OOS_TARGET, calibrate, intent_metrics
 
 __all__ = ["recalibrate_intents"]
 
@@ -21,9 +21,10 @@ def recalibrate_intents(
     """Rewrite (atomically) the temperature and per-intent thresholds of the bundle at ``root``,
     its default variant and every variant calibrated alike, chosen on the calibration split of
     its build (``build.calibration_examples``: ``seed`` default the build's; the real validation
-    split read from ``data_dir``) so that ``oos_target`` of its out-of-scope rows are rejected.
-    Returns the manifest. Raises ``ValueError`` where the build's decision cannot be chosen again
-    so: it was chosen on cross-source folds, or it used real data and ``data_dir`` is None."""
+    split read from ``data_dir``) so that ``oos_target`` of its out-of-scope rows are rejected,
+    and the ``calibrated_*`` figures the build reports with them. Returns the manifest. Raises
+    ``ValueError`` where the build's decision cannot be chosen again so: it was chosen on
+    cross-source folds, or it used real data and ``data_dir`` is None."""
     from edge_agent.runtime.model import Model
     from firmware_tools.staging import rewrite_manifest
 
@@ -37,7 +38,7 @@ def recalibrate_intents(
     if built.get("real_data") and data_dir is None:
         raise ValueError("it was calibrated with real validation data: pass --data-dir (../shared/data)")
     plan = plan_for(bool(built.get("tiny")))
-    examples = calibration_examples(plan, int(built.get("seed", 7) if seed is None else seed), data_dir)
+    splits = calibration_examples(plan, int(built.get("seed", 7) if seed is None else seed), data_dir)
     entries = [("default", manifest)] + [
         (name, entry)
         for name, entry in manifest.get("variants", {}).items()
@@ -46,12 +47,20 @@ def recalibrate_intents(
     for name, entry in entries:
         model = Model(load_bundle(root), threads=2, variant=name, tasks=("intents",))
         try:
-            rows = encode_intents(model.tokenizer, examples)
-            logits = model.run_intents(rows.ids)[0]
+            rows = [encode_intents(model.tokenizer, split) if split else None for split in splits]
+            outs = [model.run_intents(r.ids) if r is not None else None for r in rows]
         finally:
             model.close()
-        temperature, thresholds = calibrate(logits, rows.intent, oos_target)
+        assert rows[0] is not None and outs[0] is not None
+        temperature, thresholds = calibrate(outs[0][0], rows[0].intent, oos_target)
         entry["calibration"].update(temperature=temperature, intent_thresholds=thresholds)
+        figures = entry.setdefault("metrics", {}).setdefault("student_int8", {})
+        for prefix, r, out in zip(("calibrated_", "calibrated_dev_"), rows[1:], outs[1:], strict=True):
+            if r is None or out is None:
+                continue
+            m = intent_metrics(out[0], out[1], r.intent, r.tags, r.ids, temperature, thresholds)
+            figures[f"{prefix}in_scope_accuracy"] = m["in_scope_accuracy"]
+            figures[f"{prefix}oos_rejection"] = m["oos_rejection"]
     record = manifest.setdefault("build", {})
     record.pop("oos_target", None)
     if oos_target != OOS_TARGET:
