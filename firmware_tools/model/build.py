@@ -544,7 +544,7 @@ def _load_data(
     return _Data(
         tok=tok,
         it_tr=enc[0],
-        it_ho=encode_intents(tok, _intent_examples(seed + 1000, plan.n_heldout)),
+        it_ho=encode_intents(tok, _heldout_intents(plan, seed)),
         it_dev=encode_intents(tok, dev) if dev else None,
         lg_tr=enc[1],
         lg_ho=encode_logs(tok, logs_held),
@@ -621,10 +621,15 @@ def calibration_examples(
     on (the first half of the generated held-out split, then with ``data_dir`` the real
     validation split), and those it reports the chosen calibration on (the other half; the real
     development split): ``_int8_metrics_and_calibration``."""
-    held = _intent_examples(seed + 1000, plan.n_heldout)
+    held = _heldout_intents(plan, seed)
     _, dev, val = _real_examples(data_dir, plan, seed)
     half = len(held) // 2
     return held[:half] + val, held[half:], dev
+
+
+def _heldout_intents(plan: BuildPlan, seed: int) -> list[Any]:
+    """The generated held-out split (``_Data.it_ho``), which the calibration splits in half."""
+    return _intent_examples(seed + 1000, plan.n_heldout)
 
 
 def _real_examples(
