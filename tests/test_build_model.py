@@ -202,6 +202,26 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     assert load_bundle(mixed).manifest["build"]["distil_teacher_share"] == 0.5
     assert "distil_teacher_share" not in load_bundle(out).manifest["build"]
     assert (mixed / graph).read_bytes() != (out / graph).read_bytes()
+    # the same share mixed as probabilities: the members are reused, the distilled student is new
+    prob = tmp_path / "prob"
+    proc = edge_fw(
+        *args,
+        "--out",
+        str(prob),
+        "--distil-students",
+        "11",
+        "--distil-teacher-share",
+        "0.5",
+        "--distil-mix",
+        "probabilities",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(0.5 of the teachers' probabilities kept)" in proc.stderr
+    assert "the distilled targets keep 0.5 of the teachers' probabilities" in proc.stdout
+    assert proc.stdout.count("stage student: reusing") == 2, proc.stdout[-3000:]
+    assert load_bundle(prob).manifest["build"]["distil_mix"] == "probabilities"
+    assert "distil_mix" not in load_bundle(mixed).manifest["build"]
+    assert (prob / graph).read_bytes() != (mixed / graph).read_bytes()
     # the distilled student's own slot weight: the members (the build's own start and seed 11)
     # are reused at theirs, the distilled student trains again, recorded
     slotw = tmp_path / "slotw"
@@ -215,7 +235,10 @@ def test_distilled_students_learn_the_mean_of_several_starts(tiny_build: TinyBui
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-slot-weight", "5")
     assert proc.returncode != 0 and "--distil-slot-weight needs --distil-students" in proc.stderr
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-teacher-share", "0.5")
+    no_tiny = ("build-model", "--tiny", "--out", str(tmp_path / "no"))
     assert proc.returncode != 0 and "--distil-teacher-share needs --distil-students" in proc.stderr
+    proc = edge_fw(*no_tiny, "--distil-students", "11", "--distil-mix", "probabilities")
+    assert proc.returncode != 0 and "--distil-mix needs --distil-teacher-share" in proc.stderr
     proc = edge_fw("build-model", "--tiny", "--out", str(tmp_path / "no"), "--distil-students", "5,5")
     assert proc.returncode == 2 and "give one or more different seeds" in proc.stderr
     proc = edge_fw(*args, "--out", str(tmp_path / "no"), "--student-seed", "11", "--distil-students", "11")
@@ -428,6 +451,30 @@ def test_mixed_distillation_targets_are_the_weighted_mean_of_the_logits() -> Non
     geo = softmax(teachers["intent"][0]) ** 0.25 * softmax(students["intent"][0]) ** 0.75
     np.testing.assert_allclose(softmax(mixed["intent"][0]), geo / geo.sum(), rtol=1e-6)
     np.testing.assert_allclose(mix_logits(teachers, students, 0.0)["intent"], students["intent"])
+
+
+def test_distillation_targets_mixed_as_probabilities_keep_the_teachers_doubt() -> None:
+    import numpy as np
+
+    from firmware_tools.model.build import mix_logits, mix_probabilities
+    from firmware_tools.model.metrics import softmax
+
+    # the teachers give the last class (out of scope) 0.2; the students are sure of the first
+    teachers = {"intent": np.log(np.array([[0.7, 0.1, 0.2]])), "anomaly": np.array([[0.0]])}
+    students = {"intent": np.array([[12.0, 0.0, 0.0]], np.float32), "anomaly": np.array([[4.0]], np.float32)}
+    mixed = mix_probabilities(teachers, students, 0.5)
+    assert mixed["intent"].dtype == np.float32 and mixed["intent"].shape == (1, 3)
+    p = softmax(mixed["intent"].astype(np.float64))[0]
+    want = 0.5 * np.array([0.7, 0.1, 0.2]) + 0.5 * softmax(students["intent"].astype(np.float64))[0]
+    np.testing.assert_allclose(p, want, rtol=1e-5)
+    assert p[2] > 0.099  # half the teachers' doubt survives ...
+    assert softmax(mix_logits(teachers, students, 0.5)["intent"])[0, 2] < 0.01  # ... the log-mean's does not
+    # a one-logit head through its sigmoid: 0.5 x 0.5 + 0.5 x sigmoid(4)
+    anomaly = 1.0 / (1.0 + np.exp(-float(mixed["anomaly"][0, 0])))
+    assert abs(anomaly - (0.25 + 0.5 / (1.0 + np.exp(-4.0)))) < 1e-5
+    np.testing.assert_allclose(
+        softmax(mix_probabilities(teachers, students, 1.0)["intent"])[0], [0.7, 0.1, 0.2], rtol=1e-5
+    )
 
 
 def test_student_options_go_into_the_plan_and_the_record_and_back() -> None:

@@ -67,6 +67,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "students' mean alone)",
     )
     p.add_argument(
+        "--distil-mix",
+        choices=("logits", "probabilities"),
+        default="logits",
+        help="with --distil-teacher-share: mix the teachers' and the students' logits (a "
+        "log-mean of their probabilities: a class stays likely only where both give it weight) "
+        "or their probabilities (a plain mean: the teachers' doubt, the out-of-scope class's "
+        "included, is kept whatever the students say); the members are reused with --work "
+        "(default: logits)",
+    )
+    p.add_argument(
         "--ensemble-seeds",
         type=_seeds,
         default=(),
@@ -322,7 +332,8 @@ def plan_lines(args: argparse.Namespace, encoder: Path) -> list[str]:
         + (
             f", distilled from the students of seeds {list(args.distil_students)} and its own"
             + (
-                f" ({args.distil_teacher_share:g} of the teachers' logits kept)"
+                f" ({args.distil_teacher_share:g} of the teachers' "
+                f"{getattr(args, 'distil_mix', 'logits')} kept)"
                 if getattr(args, "distil_teacher_share", 0.0)
                 else ""
             )
@@ -425,6 +436,11 @@ def _run(args: argparse.Namespace) -> int:
             "edge-fw build-model: --distil-teacher-share needs --distil-students (add the seeds, "
             "or drop the share)"
         )
+    if args.distil_mix != "logits" and not args.distil_teacher_share:
+        raise SystemExit(
+            "edge-fw build-model: --distil-mix needs --distil-teacher-share (the share of the "
+            "teachers to mix in; without it the targets are the students' mean alone)"
+        )
     if args.student_seed is not None and args.student_seed in args.ensemble_seeds:
         raise SystemExit(
             f"edge-fw build-model: --ensemble-seeds: {args.student_seed} is the build's own "
@@ -464,6 +480,7 @@ def _run(args: argparse.Namespace) -> int:
         ensemble_seeds=args.ensemble_seeds,
         slot_weight=args.slot_weight,
         distil_slot_weight=args.distil_slot_weight,
+        distil_mix=args.distil_mix,
         **({"oos_target": args.oos_target} if args.oos_target is not None else {}),
     )
     return 0

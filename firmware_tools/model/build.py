@@ -39,6 +39,7 @@ from firmware_tools.model.metrics import (
     OOS_INDEX,
     OOS_TARGET,
     calibrate,
+    calibrated_figures,
     intent_metrics,
     log_metrics,
     paired_test,
@@ -289,6 +290,7 @@ def build(
     slot_weight: float | None = None,
     distil_slot_weight: float | None = None,
     oos_target: float = OOS_TARGET,
+    distil_mix: str = "logits",
 ) -> dict[str, Any]:
     """Build the bundle into ``out`` (replaced only when the build succeeded). Returns the manifest.
 
@@ -328,6 +330,8 @@ def build(
     students alone (the students whose mean they learn keep ``slot_weight``; None: the same).
     ``oos_target``: the share of the calibration split's out-of-scope rows that the per-intent
     thresholds must reject (``BuildPlan.oos_target``; ignored where the folds choose the decision).
+    ``distil_mix``: how ``distil_teacher_share`` mixes the teachers into the distilled targets,
+    "logits" (``mix_logits``) or "probabilities" (``mix_probabilities``).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     t0, cpu0 = time.time(), time.process_time()
@@ -367,6 +371,7 @@ def build(
             tuple(distil_students),
             distil_teacher_share,
             distil_slot_weight,
+            distil_mix,
         )
         manifest["build"] = {
             "seconds": round(time.time() - t0, 1),
@@ -386,6 +391,11 @@ def build(
                 else {}
             ),
             **({"oos_target": oos_target} if oos_target != OOS_TARGET else {}),
+            **(
+                {"distil_mix": distil_mix}
+                if distil_students and distil_teacher_share and distil_mix != "logits"
+                else {}
+            ),
             **({"distil_extra": True} if distil_extra else {}),
             **options.record(),
             "tiny": tiny,
@@ -665,6 +675,7 @@ def _build_into(
     distil_students: tuple[int, ...] = (),
     distil_teacher_share: float = 0.0,
     distil_slot_weight: float | None = None,
+    distil_mix: str = "logits",
 ) -> dict[str, Any]:
     import tensorflow as tf
 
@@ -721,13 +732,15 @@ def _build_into(
     if distil_students:
         mean = _students_mean(train, distil_students, data, t_logits, log)
         if distil_teacher_share:
-            mean = mix_logits(t_logits, mean, distil_teacher_share)
-            log(f"the distilled targets keep {distil_teacher_share:g} of the teachers' logits")
+            mean = DISTIL_MIXES[distil_mix](t_logits, mean, distil_teacher_share)
+            log(f"the distilled targets keep {distil_teacher_share:g} of the teachers' {distil_mix}")
         targets = make_targets(
             data.it_tr, data.lg_tr, {**t_logits, **mean}, n_classes, sentence, *shares, scope_class(plan)
         )
-        tag = f"distil{','.join(map(str, distil_students))}" + (
-            f"t{distil_teacher_share:g}" if distil_teacher_share else ""
+        tag = (
+            f"distil{','.join(map(str, distil_students))}"
+            + (f"t{distil_teacher_share:g}" if distil_teacher_share else "")
+            + ("p" if distil_mix == "probabilities" else "")
         )
         dplan = plan
         if distil_slot_weight is not None:  # the members above keep the plan's
@@ -864,6 +877,31 @@ def mix_logits(
         h: (share * teachers[h].reshape(v.shape) + (1.0 - share) * v).astype(np.float32)
         for h, v in students.items()
     }
+
+
+def mix_probabilities(
+    teachers: Mapping[str, np.ndarray], students: Mapping[str, np.ndarray], share: float
+) -> dict[str, np.ndarray]:
+    """Per head of ``students``, the logits of ``share`` of the teachers' probabilities plus the
+    rest of the students' (an arithmetic mixture). Where ``mix_logits``'s log-mean keeps a class
+    likely only when both sides give it weight, this keeps the teachers' doubt whatever the
+    students say: a class the teachers give 0.1 keeps at least ``share`` x 0.1. A head of one
+    logit (anomaly) is mixed through its sigmoid."""
+    out: dict[str, np.ndarray] = {}
+    for h, v in students.items():
+        t = np.asarray(teachers[h], np.float64).reshape(v.shape)
+        s = np.asarray(v, np.float64)
+        if v.ndim == 1 or v.shape[-1] == 1:
+            p = share / (1.0 + np.exp(-t)) + (1.0 - share) / (1.0 + np.exp(-s))
+            p = np.clip(p, 1e-7, 1.0 - 1e-7)
+            out[h] = np.log(p / (1.0 - p)).astype(np.float32)
+        else:
+            p = share * softmax(t) + (1.0 - share) * softmax(s)
+            out[h] = np.log(np.maximum(p, 1e-12)).astype(np.float32)
+    return out
+
+
+DISTIL_MIXES = {"logits": mix_logits, "probabilities": mix_probabilities}
 
 
 def _sentence_targets(ckpt: Checkpoint, data: _Data, plan: BuildPlan, cache: _StageCache) -> Any:
@@ -1656,40 +1694,20 @@ def _int8_metrics_and_calibration(
         temperature, thresholds = calibrate(cal_logits, cal_gold, oos_target)
     else:
         (temperature, oos_bar), thresholds = fixed, {}
-    raw = intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids)
-    cal = intent_metrics(
-        out["intent"][half:],
-        out["slots"][half:],
-        it.intent[half:],
-        it.tags[half:],
-        it.ids[half:],
-        temperature,
-        thresholds,
-        oos_bar,
-    )
     metrics = {
-        **raw,
+        **intent_metrics(out["intent"], out["slots"], it.intent, it.tags, it.ids),
         **log_metrics(out["severity"], out["category"], out["anomaly"], lg.severity, lg.category, lg.anomaly),
+        **calibrated_figures(
+            "calibrated_", out["intent"][half:], it.intent[half:], temperature, thresholds, oos_bar
+        ),
     }
-    metrics.update(
-        {f"calibrated_{k}": v for k, v in cal.items() if k in ("in_scope_accuracy", "oos_rejection")}
-    )
     if data.it_dev is not None:
         dev = data.it_dev
-        dev_out = runtime_logits(stage, dev.ids, lg.ids[:1], variant=variant)
-        metrics.update(_dev_metrics(dev_out["intent"], dev))
-        m = intent_metrics(
-            dev_out["intent"],
-            dev_out["slots"],
-            dev.intent,
-            dev.tags,
-            dev.ids,
-            temperature,
-            thresholds,
-            oos_bar,
+        dev_logits = runtime_logits(stage, dev.ids, lg.ids[:1], variant=variant)["intent"]
+        metrics.update(_dev_metrics(dev_logits, dev))
+        metrics.update(
+            calibrated_figures("calibrated_dev_", dev_logits, dev.intent, temperature, thresholds, oos_bar)
         )
-        metrics["calibrated_dev_in_scope_accuracy"] = m["in_scope_accuracy"]
-        metrics["calibrated_dev_oos_rejection"] = m["oos_rejection"]
     calibration = {"temperature": temperature, "intent_thresholds": thresholds, "anomaly_threshold": 0.5}
     if fixed is not None:
         calibration["oos_bar"] = oos_bar

@@ -10,7 +10,7 @@ from typing import Any
 from edge_agent.runtime.bundle import load_bundle
 from firmware_tools.model.build import calibration_examples, plan_for
 from firmware_tools.model.dataset import encode_intents
-from firmware_tools.model.metrics import OOS_TARGET, calibrate, intent_metrics
+from firmware_tools.model.metrics import OOS_TARGET, calibrate, calibrated_figures
 
 __all__ = ["recalibrate_intents"]
 
@@ -56,11 +56,8 @@ def recalibrate_intents(
         entry["calibration"].update(temperature=temperature, intent_thresholds=thresholds)
         figures = entry.setdefault("metrics", {}).setdefault("student_int8", {})
         for prefix, r, out in zip(("calibrated_", "calibrated_dev_"), rows[1:], outs[1:], strict=True):
-            if r is None or out is None:
-                continue
-            m = intent_metrics(out[0], out[1], r.intent, r.tags, r.ids, temperature, thresholds)
-            figures[f"{prefix}in_scope_accuracy"] = m["in_scope_accuracy"]
-            figures[f"{prefix}oos_rejection"] = m["oos_rejection"]
+            if r is not None and out is not None:
+                figures.update(calibrated_figures(prefix, out[0], r.intent, temperature, thresholds))
     record = manifest.setdefault("build", {})
     record.pop("oos_target", None)
     if oos_target != OOS_TARGET:
