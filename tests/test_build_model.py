@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import platform
 import shutil
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,11 @@ def test_tiny_build_makes_a_loadable_bundle(tiny_build: TinyBuild) -> None:
     assert list(stages) == ["data", "teacher", "teacher_outputs", "student", "convert"]
     assert 0 < sum(st["wall_s"] for st in stages.values()) <= manifest["build"]["seconds"]
     assert manifest["build"]["cpu_seconds"] >= stages["teacher"]["cpu_s"] > 0
+    # what else the figures depend on: the versions that trained it and the CPU
+    env = manifest["build"]["environment"]
+    assert env["tensorflow"] == importlib.metadata.version("tensorflow-cpu")
+    assert env["keras"] == importlib.metadata.version("keras") and env["numpy"] == np.__version__
+    assert env["python"] == platform.python_version() and env["cpu"]
     assert set(manifest["metrics"]) == {"teacher", "student_float", "student_int8"}
     _check_int8_accuracy_is_the_models(bundle, seed=3)
     assert manifest["calibration"]["temperature"] > 0

@@ -257,6 +257,37 @@ def _as_field(f: dataclasses.Field[Any], value: Any) -> Any:
     return (float if f.default is None else type(f.default))(value)
 
 
+def build_environment() -> dict[str, str]:
+    """What a build's figures depend on besides its inputs and seeds: the Python, TensorFlow,
+    Keras and NumPy versions and the CPU (its model name and the vector extensions float kernels
+    choose between). On one host a build repeats itself byte for byte; two sessions' runs of one
+    command have differed by 3.6 points on a test set (docs/model.md, build 92o)."""
+    import platform
+
+    import keras
+    import tensorflow as tf
+
+    cpu, flags = "", ""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        info = ""
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and not cpu:
+            cpu = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = " ".join(sorted(f for f in value.split() if f.startswith(("avx", "amx", "fma"))))
+    return {
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "numpy": np.__version__,
+        "cpu": cpu or platform.machine(),
+        "cpu_flags": flags,
+    }
+
+
 def _intent_examples(seed: int, n: int) -> list[Any]:
     from firmware_tools.data import intents as intent_data
 
@@ -377,6 +408,7 @@ def build(
             "seconds": round(time.time() - t0, 1),
             "cpu_seconds": round(time.process_time() - cpu0, 1),
             "stages": manifest.pop("build_stages", {}),
+            "environment": build_environment(),
             "seed": seed,
             **({"student_seed": student_seed} if student_seed is not None else {}),
             **({"distil_students": list(distil_students)} if distil_students else {}),
