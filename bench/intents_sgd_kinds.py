@@ -3,12 +3,14 @@
 Usage::
 
     python bench/intents_sgd_kinds.py [--bundle DIR] [--data-dir ../shared/data] [--show N]
-        [--against DIR] [--split test|dev]
+        [--against DIR] [--split test|dev|train]
 
 Runs ``edge-agent intents`` as a user gets it (int8, the bundle's temperature and out-of-scope
 rule), in the example home (tests/data/home_example.yaml), on the scored rows of SGD's test split
-(``--split dev``: its dev split; ``firmware_tools.data.sgd.mapped_sgd``: weather, songs and films
-in scope, other services out).
+(``--split dev``: its dev split; ``--split train``: its training split, whose texts train the
+sentence embedding and whose labels train nothing by default, so that it can choose among
+students; ``firmware_tools.data.sgd.mapped_sgd``: weather, songs and films in scope, other
+services out).
 The in-scope rows are grouped by what they ask for, from their words: ``film`` (watch, movie,
 film, subtitles), ``music`` (song, music, play, listen, hear, cast), ``weather`` (weather,
 rain, forecast...), ``other``. The grouping only sorts the errors for reading; it is not a rule
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--against", default=None, help="a second bundle, paired per request")
-    ap.add_argument("--split", choices=("test", "dev"), default="test", help="which SGD split (default test)")
+    ap.add_argument("--split", choices=("test", "dev", "train"), default="test", help="which SGD split (default test)")
     args = ap.parse_args(argv)
     mapped = mapped_sgd(args.data_dir, args.split)
     rows = [ex for _, ex in mapped]
