@@ -135,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--against", default=None, help="a second bundle, paired per request")
-    ap.add_argument("--split", choices=("test", "dev", "train"), default="test", help="which SGD split (default test)")
+    ap.add_argument(
+        "--split", choices=("test", "dev", "train"), default="test", help="which SGD split (default test)"
+    )
     args = ap.parse_args(argv)
     mapped = mapped_sgd(args.data_dir, args.split)
     rows = [ex for _, ex in mapped]

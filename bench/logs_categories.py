@@ -15,7 +15,11 @@ hold (apt, dpkg, databases, brokers, dmesg). The lines of each source are fed in
 one source of a fresh ``LogService`` (the shipped bundle unless ``--no-model``), as ``edge-agent
 logs classify`` does. Printed: per hand label, how many lines and the share the service gave the
 same category (and where the others went); per source group; overall. Target (issue 29): >= 85 %.
-``--show N`` prints up to N disagreements per hand label.
+``--show N`` prints up to N disagreements per hand label. ``--second FILE`` (e.g.
+``bench/data/log_categories_b.tsv``, a blind second labelling of the same rows) also prints how
+far the two labellings agree (overall, per source group, Cohen's kappa), the service's agreement
+with the second, and its agreement on the lines where both labellings agree: the first figure is
+the ceiling a model can be asked for.
 """
 
 from __future__ import annotations
@@ -78,6 +82,37 @@ def predict(rows: list[tuple[str, str, str]], model: object | None) -> list[str]
     return out
 
 
+def agreement(a: list[str], b: list[str]) -> float:
+    """Percent of positions where the two label lists agree."""
+    return 100 * sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+
+
+def kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa of two labellings of the same lines."""
+    n = len(a)
+    ca, cb = Counter(a), Counter(b)
+    expected = sum(ca[k] * cb[k] for k in ca) / (n * n)
+    return (agreement(a, b) / 100 - expected) / (1 - expected)
+
+
+def report_second(
+    rows: list[tuple[str, str, str]], second: list[tuple[str, str, str]], predicted: list[str]
+) -> None:
+    """Inter-annotator agreement, and the service against the second labelling."""
+    if [(s, line) for s, _, line in rows] != [(s, line) for s, _, line in second]:
+        raise SystemExit("--second: its rows are not the first file's rows in the same order")
+    first, other = [r[1] for r in rows], [r[1] for r in second]
+    print(f"two labellings agree on {agreement(first, other):.1f}% (kappa {kappa(first, other):.3f})")
+    for group in sorted({r[0].split("/")[0] for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r[0].split("/")[0] == group]
+        pick = lambda labels, idx=idx: [labels[i] for i in idx]  # noqa: E731
+        print(f"  {group + ' lines':<16} {len(idx):>5} {agreement(pick(first), pick(other)):6.1f}%")
+    print(f"service vs the second labelling: {agreement(predicted, other):.1f}%")
+    both = [i for i in range(len(rows)) if first[i] == other[i]]
+    hit = sum(predicted[i] == first[i] for i in both)
+    print(f"service on the {len(both)} lines both labellings agree on: {100 * hit / len(both):.1f}%")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
@@ -85,6 +120,9 @@ def main() -> int:
     ap.add_argument("--no-model", action="store_true")
     ap.add_argument("--bundle", type=Path, help="bundle directory (default: the shipped one)")
     ap.add_argument("--show", type=int, default=0, help="disagreements printed per hand label")
+    ap.add_argument(
+        "--second", type=Path, help="a second labelling of the same rows (inter-annotator agreement)"
+    )
     args = ap.parse_args()
     rows = read_labels(args.labels, args.data)
     predicted = predict(rows, load_model(args.no_model, args.bundle))
@@ -112,6 +150,8 @@ def main() -> int:
         print(f"{group + ' lines':<18} {n:>5} {100 * agree / n:6.1f}%")
     total = sum(a for a, _ in per_group.values())
     print(f"{'overall':<18} {len(rows):>5} {100 * total / len(rows):6.1f}%  (target >= 85 %)")
+    if args.second is not None:
+        report_second(rows, read_labels(args.second, args.data), predicted)
     return 0
 
 
