@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "firmware_tools.commands.fuse_graphs",
     "firmware_tools.commands.calibrate_custom",
     "firmware_tools.commands.calibrate_intents",
+    "firmware_tools.commands.refit_logs",
     "firmware_tools.commands.export_teacher",
     "firmware_tools.commands.sign",
     "firmware_tools.commands.default_config",
