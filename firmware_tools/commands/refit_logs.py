@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--seed", type=int, default=None, help="the generated lines' seed (default: the bundle's build seed)"
     )
+    p.add_argument("--head-seed", type=int, default=0, help="starts the new head's weights (default 0)")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default 12)")
     p.set_defaults(func=_run)
 
@@ -49,7 +50,9 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     try:
         seed = args.seed if args.seed is not None else int(load_bundle(args.bundle).manifest["build"]["seed"])
-        plan = RefitPlan(seed=seed, **({"epochs": args.epochs} if args.epochs else {}))
+        plan = RefitPlan(
+            seed=seed, head_seed=args.head_seed, **({"epochs": args.epochs} if args.epochs else {})
+        )
         examples, heldout = training_lines(plan, args.log_dir)
         refit_log_heads(args.bundle, args.out, examples, heldout, plan)
     except (BundleError, ValueError, OSError, KeyError) as exc:

@@ -48,9 +48,11 @@ MAX_CHARS = 400  # what the agent feeds the model of a line (edge_agent.logs.cla
 @dataclass(frozen=True)
 class RefitPlan:
     """What the refit trains on and how long. ``seed`` draws the generated lines as the build
-    does (the build's seed by default); ``n_generated`` is the build's count."""
+    does (the build's seed by default); ``n_generated`` is the build's count; ``head_seed``
+    starts the new head's weights and the order of its batches."""
 
     seed: int = 8
+    head_seed: int = 0
     n_generated: int = 20000
     n_heldout: int = 4000
     epochs: int = 12
@@ -149,6 +151,7 @@ def _head_model(hidden_name: str, max_len: int, width: int, plan: RefitPlan) -> 
 
     from firmware_tools.model.network import Norm, _masked_pool
 
+    keras.utils.set_random_seed(plan.head_seed)  # the weights' start and the batches' order
     h = keras.Input((max_len, width), name=hidden_name)
     ids = keras.Input((max_len,), dtype="int32", name="ids")
     pooled = layers.Lambda(lambda t: _masked_pool(t[0], t[1]), name="masked_pool")([h, ids])
@@ -177,7 +180,6 @@ def _train(model: Any, x: dict[str, Array], hidden_name: str, y_cat: Array, plan
         },
         loss_weights={"severity_logits": 0.5, "anomaly_logit": 0.5, "category_logits": 1.0},
     )
-    keras.utils.set_random_seed(plan.seed)
     model.fit(
         {hidden_name: x[hidden_name], "ids": x["ids"]},
         {
@@ -275,6 +277,7 @@ def refit_log_heads(
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     record: dict[str, Any] = {
         "seed": plan.seed,
+        "head_seed": plan.head_seed,
         "lines": len(train.ids),
         "epochs": plan.epochs,
         "variants": {},
