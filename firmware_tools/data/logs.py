@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
+from firmware_tools.data import log_software
 from firmware_tools.data.log_chatter import FAULTS, FILL, ROUTINE
 
 __all__ = ["EVENTS", "LogExample", "generate"]
@@ -757,6 +758,17 @@ EVENTS: tuple[Event, ...] = _WRITTEN + tuple(
     for specs, weight in ((ROUTINE, ROUTINE_WEIGHT), (FAULTS, FAULT_WEIGHT))
     for cat, sev, anom, apps, templates in specs
 )
+# server software's own lines (web servers, databases, cluster coordinators, brokers, containers,
+# network daemons, generic kernel lines, PAM, UPS and SMART), from log_software.py: they state a
+# level like the written events, and are many, so each is drawn with a weight of its own. 0.07
+# gives them about 8% of the lines: more (0.6 gives about 31%) would take the quiet routine chatter
+# below the quarter of the drawn events that test_log_data.py requires, and halve the sensor and
+# bridge lines of _WRITTEN
+SOFTWARE_WEIGHT = 0.07
+EVENTS += tuple(
+    Event(cat, sev, anom, tuple(apps.split()), templates, weight=SOFTWARE_WEIGHT)
+    for cat, sev, anom, apps, templates in log_software.ROUTINE + log_software.FAULTS
+)
 
 
 def _hex(n: int) -> Callable[[random.Random], str]:
@@ -972,6 +984,7 @@ _HOSTS = (
     "srv12",
 )
 _FILL.update(FILL)  # log_chatter's placeholders (package names and versions, boot inventory...)
+_FILL.update(log_software.FILL)  # server software's placeholders (ports, durations, ids...)
 
 
 def _render_message(r: random.Random, template: str) -> str:
