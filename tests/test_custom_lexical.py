@@ -75,3 +75,16 @@ def test_a_bundle_that_does_not_set_the_weight_keeps_the_embedding_alone() -> No
     assert CustomSettings.from_calibration({"custom_intents": {"threshold": 0.5}}).lexical_weight == 0.0
     chosen = CustomSettings.from_calibration({"custom_intents": {"threshold": 0.5, "lexical_weight": 0.5}})
     assert chosen.lexical_weight == 0.5
+
+
+def test_an_utterance_is_a_set_of_pieces() -> None:
+    """A piece written twice counts once, as in the examples; ids outside the vocabulary are
+    ignored, not an index error."""
+    lex = Lexical(WEIGHTS, [np.array([3, 1]), np.array([4, 2]), np.array([1, 2])])
+    once = lex.similarities(np.array([3, 1, 0]))
+    assert lex.similarities(np.array([3, 3, 1, 1, 3, 0, 0])) == pytest.approx(once, abs=1e-6)
+    assert lex.similarities(np.array([3, 1, 99, -1])) == pytest.approx(once, abs=1e-6)
+    assert lex.similarities(np.array([5, 5])).tolist() == [0.0, 0.0, 0.0]  # a piece no example has
+    # piece 2 (weight 1) beside 5 (weight 8, in no example): cosines 0, 1/65 and 1/sqrt(130)
+    expected = [0.0, 1.0 / 65.0, 1.0 / np.sqrt(130.0)]
+    assert lex.similarities(np.array([2, 5])) == pytest.approx(expected, abs=1e-6)

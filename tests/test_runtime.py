@@ -89,6 +89,18 @@ def test_output_shapes_follow_the_manifest(model: Model) -> None:
     np.testing.assert_allclose(one[0], intent[1], atol=1e-6)
 
 
+def test_sentence_embeddings_are_unit_rows_one_at_a_time_or_batched(model: Model) -> None:
+    texts = ["turn off the fan", "what time is it", ""]
+    ids = np.stack([model.tokenizer.encode(t).ids for t in texts])
+    batch = model.run_intent_outputs(ids).embedding
+    assert batch is not None and batch.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    for i in range(len(texts)):
+        one = model.run_intent_outputs(ids[i : i + 1]).embedding
+        assert one is not None and one.dtype == np.float32
+        np.testing.assert_allclose(one[0], batch[i], atol=1e-6)
+
+
 def test_backends_agree_on_the_decision(bundle) -> None:  # type: ignore[no-untyped-def]
     a, b = Model(bundle, backend="litert"), Model(bundle, backend="tflite-runtime")
     texts = [

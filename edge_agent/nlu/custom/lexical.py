@@ -59,9 +59,18 @@ class Lexical:
             cols.append(np.append(col, 0).astype(np.int32))
             vals.append(np.append(val, 0.0).astype(np.float32))
         self._starts = np.cumsum([0, *(len(c) for c in cols[:-1])]).astype(np.intp)
-        self._cols = np.concatenate(cols) if cols else np.zeros(0, np.int32)
+        flat = np.concatenate(cols) if cols else np.zeros(0, np.int32)
         self._vals = np.concatenate(vals) if vals else np.zeros(0, np.float32)
         self.n = len(cols)
+        # the pieces some example has, numbered 0..u-1; every other piece maps to u, whose query
+        # entry is never read: an utterance's query is then u + 1 numbers, not the vocabulary
+        size = len(self.weights)
+        pieces = np.unique(flat)
+        self._column = np.full(size, len(pieces), dtype=np.intp)
+        self._column[pieces] = np.arange(len(pieces))
+        self._cols = self._column[flat]
+        self._width = len(pieces) + 1
+        self._positions = np.arange(64, dtype=np.intp)
 
     def _unit(self, ids: npt.ArrayLike) -> tuple[IntArray, FloatArray]:
         n = len(self.weights)
@@ -75,11 +84,26 @@ class Lexical:
         """Cosine of the utterance of token ``ids`` (padding ignored) to every example."""
         if self.n == 0:
             return np.zeros(0, np.float32)
-        col, val = self._unit(ids)
-        query = np.zeros(len(self.weights), np.float32)
-        query[col] = val
-        out: FloatArray = np.add.reduceat(query[self._cols] * self._vals, self._starts).astype(np.float32)
-        return out
+        size = len(self.weights)
+        ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+        if ids.size and (int(ids.max()) >= size or int(ids.min()) < 0):
+            ids = ids[(ids >= 0) & (ids < size)]
+        weights = self.weights[ids]  # padding and control pieces weigh 0
+        # the utterance is a set of pieces: its norm counts a repeated piece once (the last
+        # position each piece was written to marks one occurrence of it)
+        if len(ids) > len(self._positions):
+            self._positions = np.arange(len(ids), dtype=np.intp)
+        at = self._positions[: len(ids)]
+        last = np.empty(size, dtype=np.intp)
+        last[ids] = at
+        norm2 = float(np.dot(weights, weights * (last[ids] == at)))
+        if norm2 <= 0.0:
+            return np.zeros(self.n, np.float32)
+        query = np.zeros(self._width, np.float32)
+        query[self._column[ids]] = weights  # a repeated piece writes the same weight again
+        out = np.add.reduceat(query[self._cols] * self._vals, self._starts)
+        out *= np.float32(1.0 / np.sqrt(norm2))
+        return out.astype(np.float32, copy=False)
 
     def block(self, start: int, end: int, examples_ids: Sequence[npt.ArrayLike]) -> FloatArray:
         """Cosines among examples ``start:end`` (``examples_ids``: their token ids, in order)."""
