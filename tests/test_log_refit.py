@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tiny_build import edge_fw
 
 from edge_agent.logs.labels import CATEGORIES
@@ -89,3 +90,13 @@ def test_refit_logs_refuses_a_signed_bundle_and_its_own_directory(tmp_path: Path
     signed = edge_fw("refit-logs", str(src), "--out", str(tmp_path / "o"))
     assert signed.returncode == 2 and "is signed" in signed.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_failed_refit_leaves_the_output_directory_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "refit"
+    out.mkdir()
+    (out / "kept.txt").write_text("the last good one", encoding="utf-8")
+    bad = [dataclasses.replace(e, category="no such category") for e in log_data.generate(3, 5)]
+    with pytest.raises(ValueError):
+        refit_log_heads(SHIPPED, out, bad, log_data.generate(1003, 5), PLAN, log=lambda _: None)
+    assert [p.name for p in out.iterdir()] == ["kept.txt"]

@@ -258,22 +258,40 @@ def refit_log_heads(
 ) -> dict[str, Any]:
     """Write to ``out`` a copy of the bundle at ``bundle_dir`` whose log heads are refit on
     ``examples`` (objects with ``line``, ``severity``, ``category``, ``anomaly``; module
-    docstring); the manifest's int8 log figures are measured on ``heldout``. Returns the new
-    manifest."""
+    docstring); the manifest's int8 log figures are measured on ``heldout``. ``out`` is replaced
+    only once the new bundle is whole and loads. Returns the new manifest."""
     import shutil
+    import tempfile
 
+    from firmware_tools.model.build import _replace_dir
+
+    source = load_bundle(bundle_dir)
+    if "logs" in source.manifest.get("task_tokenizers", {}):
+        raise ValueError(f"{bundle_dir}: its log graph comes from another bundle; refit that one")
+    with tempfile.TemporaryDirectory(prefix="edge-fw-refit-") as tmp:
+        stage = Path(tmp) / "bundle"
+        shutil.copytree(bundle_dir, stage)
+        manifest = _refit_in(source, stage, examples, heldout, plan, log)
+        _replace_dir(stage, out)
+    return manifest
+
+
+def _refit_in(
+    source: Bundle,
+    out: Path,
+    examples: Sequence[Any],
+    heldout: Sequence[Any],
+    plan: RefitPlan,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """``refit_log_heads`` on ``out``, a copy of ``source`` that it changes in place."""
     from firmware_tools.model.fuse import fuse_bundle
     from firmware_tools.staging import rewrite_manifest
 
     started = time.monotonic()
-    source = load_bundle(bundle_dir)
-    if "logs" in source.manifest.get("task_tokenizers", {}):
-        raise ValueError(f"{bundle_dir}: its log graph comes from another bundle; refit that one")
+    bundle_dir = source.path
     train, held = _encode(source, examples), _encode(source, heldout)
     log(f"refit-logs: {len(train.ids)} training lines, {len(held.ids)} held out")
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(bundle_dir, out)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     record: dict[str, Any] = {
         "seed": plan.seed,
