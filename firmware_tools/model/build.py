@@ -564,15 +564,7 @@ def _load_data(
     labelled += restyle(labelled, plan.n_restyle, seed + 11)
     aug = augment(labelled, plan.n_augment, seed + 7)
     transfer = labelled + aug
-    logs_train: list[Any] = list(log_data.generate(seed, plan.n_logs))
-    if log_dir is not None:
-        from firmware_tools.data.loghub import load_loghub
-
-        real_logs = load_loghub(log_dir)
-        if plan.max_real is not None and len(real_logs) > plan.max_real:
-            real_logs = random.Random(seed).sample(real_logs, plan.max_real)
-        logs_train += real_logs
-    logs_held = log_data.generate(seed + 1000, plan.n_heldout)
+    logs_train, logs_held = log_lines(seed, plan.n_logs, plan.n_heldout, log_dir, plan.max_real)
     extra = _sentence_extra(data_dir, plan, seed)
     log(
         f"data: {len(gen)} generated, {len(real)} real, {len(labelled) - len(gen) - len(real)} restyled, "
@@ -597,6 +589,23 @@ def _load_data(
         sentence_extra=extra,
         data_dir=data_dir,
     )
+
+
+def log_lines(
+    seed: int, n_logs: int, n_heldout: int, log_dir: Path | None, max_real: int | None = None
+) -> tuple[list[Any], list[Any]]:
+    """The log heads' lines: (training: ``n_logs`` generated and, with ``log_dir``, the loghub
+    lines of the training systems, at most ``max_real`` of them; held out: ``n_heldout``
+    generated from another seed). ``edge-fw refit-logs`` reads the same (log_refit.py)."""
+    logs_train: list[Any] = list(log_data.generate(seed, n_logs))
+    if log_dir is not None:
+        from firmware_tools.data.loghub import load_loghub
+
+        real_logs = load_loghub(log_dir)
+        if max_real is not None and len(real_logs) > max_real:
+            real_logs = random.Random(seed).sample(real_logs, max_real)
+        logs_train += real_logs
+    return logs_train, list(log_data.generate(seed + 1000, n_heldout))
 
 
 def _sentence_extra(data_dir: Path | None, plan: BuildPlan, seed: int) -> list[str]:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from edge_agent.logs.classifier import _MAX_MODEL_CHARS  # what the agent feeds the model of a line
 from edge_agent.logs.labels import CATEGORIES, SEVERITIES
 from edge_agent.runtime.bundle import Bundle, file_entry, load_bundle
 
@@ -42,7 +43,6 @@ __all__ = ["RefitPlan", "refit_log_heads", "training_lines"]
 
 Array = npt.NDArray[Any]
 HEAD = "logs_head"
-MAX_CHARS = 400  # what the agent feeds the model of a line (edge_agent.logs.classifier)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _encode(bundle: Bundle, examples: Sequence[Any]) -> _Lines:
 
     max_len = int(bundle.tokenizer_entry("logs")["max_len"])
     tok = open_tokenizer(bundle, max_len, "logs")
-    ids = np.stack([tok.encode(e.line[:MAX_CHARS]).ids for e in examples]).astype(np.int32)
+    ids = np.stack([tok.encode(e.line[:_MAX_MODEL_CHARS]).ids for e in examples]).astype(np.int32)
     cat = np.array([CATEGORIES.index(e.category) for e in examples], np.int32)
     sev = np.array(
         [SEVERITIES.index(e.severity) if e.severity in SEVERITIES else 1 for e in examples], np.int32
@@ -238,14 +238,9 @@ def _figures(root: Path, specs: list[dict[str, Any]], lines: _Lines) -> dict[str
 
 def training_lines(plan: RefitPlan, log_dir: Path | None) -> tuple[list[Any], list[Any]]:
     """The build's log lines for ``plan.seed``: (training lines, held-out generated lines)."""
-    from firmware_tools.data import logs as log_data
+    from firmware_tools.model.build import log_lines
 
-    examples: list[Any] = list(log_data.generate(plan.seed, plan.n_generated))
-    if log_dir is not None:
-        from firmware_tools.data.loghub import load_loghub
-
-        examples += load_loghub(log_dir)
-    return examples, list(log_data.generate(plan.seed + 1000, plan.n_heldout))
+    return log_lines(plan.seed, plan.n_generated, plan.n_heldout, log_dir)
 
 
 def refit_log_heads(
